@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The journal vocabulary shared by hwlat-scan (writer) and hwlat-report
+ * (reader). docs/interfaces.md describes every field.
+ */
+#pragma once
+
+/* One entry per window the module reported. */
+#define HWLAT_SAMPLE_MESSAGE_ID "18debb1199484fcc965913f03f96d36e"
+/* One entry per scan, written last. */
+#define HWLAT_SUMMARY_MESSAGE_ID "4ffb84af0b5d43dab64f8c6cd40251d6"
+
+#define HWLAT_F_SCAN_ID "HWLAT_SCAN_ID"
+#define HWLAT_F_SEQ "HWLAT_SEQ"
+#define HWLAT_F_CPU "HWLAT_CPU"
+#define HWLAT_F_INNER_NS "HWLAT_INNER_NS"
+#define HWLAT_F_OUTER_NS "HWLAT_OUTER_NS"
+#define HWLAT_F_LATENCY_NS "HWLAT_LATENCY_NS"
+#define HWLAT_F_COUNT "HWLAT_COUNT"
+#define HWLAT_F_NMI_COUNT "HWLAT_NMI_COUNT"
+#define HWLAT_F_NMI_NS "HWLAT_NMI_NS"
+#define HWLAT_F_SMI_COUNT "HWLAT_SMI_COUNT"
+#define HWLAT_F_TIMESTAMP_NS "HWLAT_TIMESTAMP_NS"
+#define HWLAT_F_THRESHOLD_NS "HWLAT_THRESHOLD_NS"
+
+#define HWLAT_F_STATUS "HWLAT_STATUS"
+#define HWLAT_F_WIDTH_NS "HWLAT_WIDTH_NS"
+#define HWLAT_F_WINDOW_NS "HWLAT_WINDOW_NS"
+#define HWLAT_F_HARDLIMIT_NS "HWLAT_HARDLIMIT_NS"
+#define HWLAT_F_MODE "HWLAT_MODE"
+#define HWLAT_F_CPUS "HWLAT_CPUS"
+#define HWLAT_F_KERNEL "HWLAT_KERNEL"
+#define HWLAT_F_CPU_MODEL "HWLAT_CPU_MODEL"
+#define HWLAT_F_CLOCK "HWLAT_CLOCK"
+#define HWLAT_F_START_NS "HWLAT_START_NS"
+#define HWLAT_F_DURATION_NS "HWLAT_DURATION_NS"
+#define HWLAT_F_SAMPLES "HWLAT_SAMPLES"
+#define HWLAT_F_MAX_NS "HWLAT_MAX_NS"
+#define HWLAT_F_DROPPED "HWLAT_DROPPED"
+#define HWLAT_F_SMI_TOTAL "HWLAT_SMI_TOTAL"
+#define HWLAT_F_NMI_TOTAL "HWLAT_NMI_TOTAL"
+#define HWLAT_F_FLOOR_NS "HWLAT_FLOOR_NS"
+
+#define HWLAT_STATUS_COMPLETED "completed"
+#define HWLAT_STATUS_INTERRUPTED "interrupted"
+#define HWLAT_STATUS_FAILED "failed"
