@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * hwlat_detector: shared declarations of the module's parts.
+ *
+ * main.c     settings, parameters, enable/disable, module init/exit
+ * sampler.c  the irq-off loop, the sampling threads and their modes
+ * buffer.c   the legacy "sample" ring and the "stream" ring
+ * debugfs.c  the debugfs files
+ * attrib.c   NMI handler and SMI counter reads
+ */
+#ifndef _HWLAT_H
+#define _HWLAT_H
+
+#include <linux/cpumask.h>
+#include <linux/mutex.h>
+#include <linux/percpu.h>
+#include <linux/poll.h>
+#include <linux/time64.h>
+#include <linux/types.h>
+
+#define HWLAT_NAME "hwlat_detector"
+
+#ifndef HWLAT_VERSION
+#define HWLAT_VERSION "unreleased"
+#endif
+
+/* Defaults, in microseconds (the 2009 module's values). */
+#define HWLAT_DEFAULT_THRESHOLD_US	10ULL
+#define HWLAT_DEFAULT_WIDTH_US		500000ULL
+#define HWLAT_DEFAULT_WINDOW_US		1000000ULL
+
+/* Safety bounds, in microseconds; docs/design.md explains them. */
+#define HWLAT_MIN_WIDTH_US		1ULL
+#define HWLAT_MAX_WIDTH_US		1000000ULL
+#define HWLAT_MAX_WINDOW_US		600000000ULL
+#define HWLAT_MIN_SLEEP_US		1000ULL
+#define HWLAT_MAX_DUTY_PERCENT		95ULL
+#define HWLAT_MIN_THRESHOLD_US		1ULL
+#define HWLAT_MAX_THRESHOLD_US		1000000ULL
+
+/* Longest number a value file accepts, without the newline. */
+#define HWLAT_MAX_NUMBER_LEN		31
+
+/* Samples each ring holds. */
+#define HWLAT_RING_SIZE			4096
+
+enum hwlat_mode {
+	HWLAT_MODE_NONE,
+	HWLAT_MODE_ROUND_ROBIN,
+	HWLAT_MODE_PER_CPU,
+	HWLAT_MODE_STOP_MACHINE,
+	HWLAT_MODE_NR,
+};
+
+/* One reported window. */
+struct hwlat_sample {
+	u64 seq;
+	unsigned int cpu;
+	struct timespec64 ts;
+	u64 inner_ns;
+	u64 outer_ns;
+	u64 count;
+	u64 nmi_count;
+	u64 nmi_ns;
+	u64 smi_count;
+};
+
+/*
+ * Histogram of inner deltas: 4 ns buckets below 1024 ns, then 64 ns buckets;
+ * the last bucket collects everything from HWLAT_HIST_TOP_NS on.
+ */
+#define HWLAT_HIST_FINE_NR		256
+#define HWLAT_HIST_FINE_SHIFT		2
+#define HWLAT_HIST_COARSE_SHIFT		6
+#define HWLAT_HIST_NR			512
+#define HWLAT_HIST_FINE_TOP_NS		(HWLAT_HIST_FINE_NR << HWLAT_HIST_FINE_SHIFT)
+#define HWLAT_HIST_TOP_NS		(HWLAT_HIST_FINE_TOP_NS + \
+		((u64)(HWLAT_HIST_NR - HWLAT_HIST_FINE_NR - 1) << HWLAT_HIST_COARSE_SHIFT))
+
+/*
+ * Everything a CPU touches while it samples, on its own cache lines. Only
+ * the sampler running on that CPU and NMIs taken by that CPU access it.
+ */
+struct hwlat_cpu {
+	int sampling;		/* a width is running on this CPU */
+	u64 nmi_count;		/* NMIs taken while sampling */
+	u64 nmi_last_ns;	/* entry time of the last of them */
+	u32 hist[HWLAT_HIST_NR];
+};
+
+DECLARE_PER_CPU_ALIGNED(struct hwlat_cpu, hwlat_cpu);
+
+/* What a sampling thread needs for one window, copied under a lock. */
+struct hwlat_config {
+	u64 threshold_ns;
+	u64 width_ns;
+	u64 window_ns;
+};
+
+/* main.c */
+extern struct mutex hwlat_lock;
+extern int hwlat_debug;
+extern const char * const hwlat_mode_names[HWLAT_MODE_NR];
+
+bool hwlat_is_enabled(void);
+int hwlat_set_enabled(bool on);
+void hwlat_get_config(struct hwlat_config *cfg);
+u64 hwlat_get_threshold_us(void);
+u64 hwlat_get_width_us(void);
+u64 hwlat_get_window_us(void);
+int hwlat_set_threshold_us(u64 val);
+int hwlat_set_width_us(u64 val);
+int hwlat_set_window_us(u64 val);
+enum hwlat_mode hwlat_get_mode(void);
+int hwlat_set_mode(enum hwlat_mode mode);
+void hwlat_get_effective_cpus(struct cpumask *mask);
+int hwlat_set_cpus(const struct cpumask *mask);
+int hwlat_parse_u64(const char *buf, size_t len, u64 *ret);
+int hwlat_parse_mode(const char *buf, enum hwlat_mode *ret);
+
+/* sampler.c */
+int hwlat_sampler_init(void);
+void hwlat_sampler_exit(void);
+int hwlat_sampler_start(enum hwlat_mode mode, const struct cpumask *cpus);
+void hwlat_sampler_stop(void);
+u64 hwlat_get_floor_ns(void);
+void hwlat_reset_floor(void);
+
+/* buffer.c */
+int hwlat_buffer_init(void);
+void hwlat_buffer_exit(void);
+void hwlat_buffer_reset(void);
+void hwlat_buffer_push(struct hwlat_sample *s, bool exceeded);
+void hwlat_buffer_wake(void);
+void hwlat_buffer_shutdown(void);
+void hwlat_buffer_stats(u64 *count, u64 *max_us, u64 *dropped);
+int hwlat_buffer_sample_open(void);
+void hwlat_buffer_sample_release(void);
+ssize_t hwlat_buffer_sample_read(char __user *ubuf, size_t cnt, bool nonblock);
+__poll_t hwlat_buffer_sample_poll(struct file *file,
+				  struct poll_table_struct *wait);
+int hwlat_buffer_stream_open(void);
+void hwlat_buffer_stream_release(void);
+ssize_t hwlat_buffer_stream_read(char __user *ubuf, size_t cnt, bool nonblock);
+__poll_t hwlat_buffer_stream_poll(struct file *file,
+				  struct poll_table_struct *wait);
+
+/* debugfs.c */
+int hwlat_debugfs_init(void);
+void hwlat_debugfs_exit(void);
+
+/* attrib.c */
+struct hwlat_smi_state {
+	u32 *prev;		/* last MSR_SMI_COUNT read, per CPU */
+	unsigned long *valid;	/* prev[cpu] holds a reading */
+};
+
+int hwlat_attrib_init(void);
+void hwlat_attrib_exit(void);
+int hwlat_smi_state_alloc(struct hwlat_smi_state *st);
+void hwlat_smi_state_free(struct hwlat_smi_state *st);
+u64 hwlat_smi_collect_local(struct hwlat_smi_state *st);
+u64 hwlat_smi_collect_online(struct hwlat_smi_state *st);
+
+#endif /* _HWLAT_H */
