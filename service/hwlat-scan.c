@@ -1,0 +1,796 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * hwlat-scan: runs one bounded hardware latency scan with the hwlat_detector
+ * module and writes every reported window to the journal as it arrives,
+ * then one summary entry (docs/interfaces.md, hwlat-scan(8)).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <systemd/sd-id128.h>
+
+#include "scan-config.h"
+#include "detector.h"
+#include "hwlat-journal.h"
+#include "journal-entry.h"
+#include "module.h"
+#include "parse.h"
+#include "stream.h"
+#include "util.h"
+
+#ifndef PACKAGE_VERSION
+#error "PACKAGE_VERSION must be defined (config.h or -D)"
+#endif
+
+enum {
+	EXIT_HARDLIMIT = 1,   /* max latency above --hardlimit */
+	EXIT_USAGE = 2,       /* bad option, config key or value */
+	EXIT_BUSY = 3,        /* another scan holds the detector */
+	EXIT_NO_DETECTOR = 4, /* debugfs or module missing, load failed */
+	EXIT_FAILED = 5,      /* the scan itself failed */
+};
+
+/* Time allowed for the stream to reach EOF after enable=0, beyond a window. */
+#define DRAIN_GRACE_NS (2 * NSEC_PER_SEC)
+
+typedef enum action {
+	ACTION_SCAN,
+	ACTION_LOAD_MODULE,
+	ACTION_UNLOAD_MODULE,
+	ACTION_HELP,
+	ACTION_VERSION,
+} action;
+
+typedef struct options {
+	action action;
+	const char *config_path;
+	bool config_explicit;
+	const char *detector_dir;
+	const char *journal_export;
+	bool quiet;
+	struct {
+		const char *key;
+		const char *value;
+	} overrides[64];
+	size_t n_overrides;
+} options;
+
+typedef struct scan {
+	char scan_id[SD_ID128_STRING_MAX];
+	uint64_t threshold_ns;
+	FILE *export;
+	journal_entry entry;
+	bool broken; /* a line failed: stop journaling, keep draining */
+	uint64_t samples;
+	uint64_t max_ns;
+	uint64_t smi_total;
+	uint64_t nmi_total;
+	uint64_t last_seq;
+	uint64_t seq_gaps;
+} scan;
+
+static void help(void)
+{
+	printf("Usage: hwlat-scan [OPTIONS]\n"
+	       "\n"
+	       "Runs one bounded hardware latency scan with the hwlat_detector module\n"
+	       "and writes every sample, then a summary, to the journal.\n"
+	       "\n"
+	       "  --duration=SPAN     how long to scan (default 120s; bare number: seconds)\n"
+	       "  --threshold=SPAN    report gaps longer than this (bare number: us)\n"
+	       "  --width=SPAN        sampling time per window (bare number: us)\n"
+	       "  --window=SPAN       window period (bare number: us)\n"
+	       "  --mode=MODE         none, round-robin, per-cpu or stop-machine\n"
+	       "  --cpus=LIST         CPUs the samplers may use, e.g. 0-3,6\n"
+	       "  --hardlimit=SPAN    exit with status 1 when the max latency exceeds it\n"
+	       "  -C, --config=FILE   configuration file (default %s)\n"
+	       "  -q, --quiet         print no summary on standard output\n"
+	       "      --load-module   load the module, remember it in /run/hwlat (for the unit)\n"
+	       "      --unload-module unload the module if --load-module loaded it\n"
+	       "  -h, --help          show this help\n"
+	       "  -V, --version       show the version\n"
+	       "\n"
+	       "Exit status: 0 done, 1 hard limit exceeded, 2 invalid configuration,\n"
+	       "3 another scan is running, 4 detector unavailable, 5 scan failed.\n"
+	       "See hwlat-scan(8).\n",
+	       CONFIG_DEFAULT_PATH);
+}
+
+enum {
+	ARG_DURATION = 0x100,
+	ARG_THRESHOLD,
+	ARG_WIDTH,
+	ARG_WINDOW,
+	ARG_MODE,
+	ARG_CPUS,
+	ARG_HARDLIMIT,
+	ARG_LOAD,
+	ARG_UNLOAD,
+	ARG_DETECTOR_DIR,
+	ARG_JOURNAL_EXPORT,
+};
+
+static int parse_argv(int argc, char *argv[], options *o)
+{
+	static const struct option longopts[] = {
+		{ "duration", required_argument, NULL, ARG_DURATION },
+		{ "threshold", required_argument, NULL, ARG_THRESHOLD },
+		{ "width", required_argument, NULL, ARG_WIDTH },
+		{ "window", required_argument, NULL, ARG_WINDOW },
+		{ "mode", required_argument, NULL, ARG_MODE },
+		{ "cpus", required_argument, NULL, ARG_CPUS },
+		{ "hardlimit", required_argument, NULL, ARG_HARDLIMIT },
+		{ "config", required_argument, NULL, 'C' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "load-module", no_argument, NULL, ARG_LOAD },
+		{ "unload-module", no_argument, NULL, ARG_UNLOAD },
+		/* For tests, documented in hwlat-scan(8), not in --help. */
+		{ "detector-dir", required_argument, NULL, ARG_DETECTOR_DIR },
+		{ "journal-export", required_argument, NULL, ARG_JOURNAL_EXPORT },
+		{}
+	};
+	int c;
+
+	o->action = ACTION_SCAN;
+	o->config_path = CONFIG_DEFAULT_PATH;
+
+	while ((c = getopt_long(argc, argv, "C:qhV", longopts, NULL)) >= 0) {
+		switch (c) {
+		case ARG_DURATION ... ARG_HARDLIMIT:
+			if (o->n_overrides >= ELEMENTSOF(o->overrides)) {
+				log_msg("too many options");
+				return -E2BIG;
+			}
+			o->overrides[o->n_overrides].key =
+				config_key_name((config_key)(c - ARG_DURATION));
+			o->overrides[o->n_overrides].value = optarg;
+			o->n_overrides++;
+			break;
+		case 'C':
+			o->config_path = optarg;
+			o->config_explicit = true;
+			break;
+		case 'q':
+			o->quiet = true;
+			break;
+		case 'h':
+			o->action = ACTION_HELP;
+			break;
+		case 'V':
+			o->action = ACTION_VERSION;
+			break;
+		case ARG_LOAD:
+			o->action = ACTION_LOAD_MODULE;
+			break;
+		case ARG_UNLOAD:
+			o->action = ACTION_UNLOAD_MODULE;
+			break;
+		case ARG_DETECTOR_DIR:
+			o->detector_dir = optarg;
+			break;
+		case ARG_JOURNAL_EXPORT:
+			o->journal_export = optarg;
+			break;
+		default:
+			log_msg("try 'hwlat-scan --help'");
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		log_msg("unexpected argument '%s' (try 'hwlat-scan --help')",
+			argv[optind]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int load_config(const options *o, scan_config *c)
+{
+	size_t i;
+	int r;
+
+	config_init(c);
+	r = config_load_file(c, o->config_path, o->config_explicit);
+	if (r < 0)
+		return r;
+	for (i = 0; i < o->n_overrides; i++) {
+		r = config_set(c, o->overrides[i].key, o->overrides[i].value,
+			       "command line");
+		if (r < 0)
+			return r;
+	}
+	/* Both given: decide now, before anything is touched. */
+	if (c->set[CONFIG_WIDTH] && c->set[CONFIG_WINDOW]) {
+		r = config_check_bounds(c, 0, 0);
+		if (r < 0)
+			return r;
+	}
+	return config_check_cpus_online(c, "/sys/devices/system/cpu/online");
+}
+
+static uint64_t now_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+static void scan_id_init(char buf[static SD_ID128_STRING_MAX])
+{
+	const char *inv = getenv("INVOCATION_ID");
+	sd_id128_t id;
+
+	if (inv && sd_id128_from_string(inv, &id) >= 0) {
+		sd_id128_to_string(id, buf);
+		return;
+	}
+	if (inv)
+		log_msg("ignoring malformed INVOCATION_ID '%s'", inv);
+	if (sd_id128_randomize(&id) < 0)
+		id = (sd_id128_t){};
+	sd_id128_to_string(id, buf);
+}
+
+static void cpu_model(char *buf, size_t size)
+{
+	_cleanup_fclose_ FILE *f = fopen("/proc/cpuinfo", "re");
+	char line[512];
+
+	snprintf(buf, size, "unknown");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *colon = strchr(line, ':');
+
+		if (!colon || strncmp(line, "model name", 10) != 0)
+			continue;
+		snprintf(buf, size, "%s", strip(colon + 1));
+		return;
+	}
+}
+
+/* Handles one stream line: parse, account, journal. */
+static int on_line(const char *line, void *userdata)
+{
+	scan *s = userdata;
+	hwlat_sample smp;
+	uint64_t lat;
+	int r;
+
+	if (s->broken)
+		return 0;
+	r = stream_parse_line(line, &smp);
+	if (r < 0) {
+		log_msg("malformed line in the detector's stream: '%s'", line);
+		s->broken = true;
+		return -EBADMSG;
+	}
+	if (smp.seq <= s->last_seq)
+		log_msg("stream sequence went back from %llu to %llu",
+			(unsigned long long)s->last_seq,
+			(unsigned long long)smp.seq);
+	else
+		s->seq_gaps += smp.seq - s->last_seq - 1;
+	s->last_seq = smp.seq;
+
+	lat = hwlat_sample_latency_ns(&smp);
+	s->samples++;
+	if (lat > s->max_ns)
+		s->max_ns = lat;
+	s->smi_total += smp.smi_count;
+	s->nmi_total += smp.nmi_count;
+
+	r = journal_entry_sample(&s->entry, s->scan_id, s->threshold_ns, &smp);
+	if (r >= 0)
+		r = journal_entry_send(&s->entry, s->export);
+	if (r < 0) {
+		s->broken = true;
+		return log_errno(r, "cannot write sample %llu to the journal",
+				 (unsigned long long)smp.seq);
+	}
+	return 0;
+}
+
+typedef enum sample_end {
+	END_COMPLETED,
+	END_SIGNAL,
+	END_EOF,   /* someone else disabled the detector */
+	END_ERROR,
+} sample_end;
+
+/* Reads the stream until the deadline, a signal, EOF or an error. */
+static sample_end sample_loop(scan *s, line_reader *lr, int stream_fd,
+			      int sig_fd, uint64_t deadline)
+{
+	for (;;) {
+		struct pollfd p[2] = {
+			{ .fd = stream_fd, .events = POLLIN },
+			{ .fd = sig_fd, .events = POLLIN },
+		};
+		uint64_t now = now_ns(CLOCK_MONOTONIC);
+		long r;
+		int n;
+
+		if (now >= deadline)
+			return END_COMPLETED;
+		n = poll(p, 2, (int)((deadline - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC));
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			log_errno(-errno, "poll failed");
+			return END_ERROR;
+		}
+		if (p[1].revents) {
+			struct signalfd_siginfo si;
+
+			if (read(sig_fd, &si, sizeof(si)) == sizeof(si))
+				log_msg("received %s, stopping the scan",
+					strsignal((int)si.ssi_signo));
+			return END_SIGNAL;
+		}
+		if (!p[0].revents)
+			continue;
+		r = line_reader_read(lr, stream_fd, on_line, s);
+		if (r == -EAGAIN || r == -EINTR)
+			continue;
+		if (r == 0)
+			return END_EOF;
+		if (r < 0) {
+			if (r == -EBADMSG && !s->broken)
+				log_msg("the detector's stream sent a line longer than %d bytes",
+					STREAM_LINE_MAX);
+			else if (!s->broken)
+				log_errno((int)r, "cannot read the detector's stream");
+			return END_ERROR;
+		}
+	}
+}
+
+/* After enable=0: reads what is buffered until EOF or the deadline. */
+static int drain(scan *s, line_reader *lr, int stream_fd, uint64_t deadline)
+{
+	for (;;) {
+		struct pollfd p = { .fd = stream_fd, .events = POLLIN };
+		uint64_t now = now_ns(CLOCK_MONOTONIC);
+		long r;
+
+		if (now >= deadline) {
+			log_msg("the detector's stream did not end after enable=0");
+			return -ETIMEDOUT;
+		}
+		if (poll(&p, 1, (int)((deadline - now) / NSEC_PER_MSEC + 1)) < 0) {
+			if (errno == EINTR)
+				continue;
+			return log_errno(-errno, "poll failed");
+		}
+		if (!p.revents)
+			continue;
+		r = line_reader_read(lr, stream_fd, on_line, s);
+		if (r == -EAGAIN || r == -EINTR)
+			continue;
+		if (r == 0)
+			return 0;
+		if (r < 0) {
+			/* A bad line: note it, keep reading to EOF. */
+			if (r == -EBADMSG || s->broken) {
+				s->broken = true;
+				continue;
+			}
+			return log_errno((int)r, "cannot read the detector's stream");
+		}
+	}
+}
+
+static int signalfd_setup(sigset_t *old)
+{
+	sigset_t mask;
+	int fd;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	if (sigprocmask(SIG_BLOCK, &mask, old) < 0)
+		return log_errno(-errno, "cannot block signals");
+	fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (fd < 0)
+		return log_errno(-errno, "cannot create a signalfd");
+	return fd;
+}
+
+static void print_summary(const scan_summary *sum, uint64_t seq_gaps)
+{
+	char a[32], b[32], c[32];
+
+	printf("hwlat-scan: scan %s %s after %llu.%03llu s (threshold %s, width %s, window %s, mode %s, CPUs %s)\n",
+	       sum->scan_id, sum->status,
+	       (unsigned long long)(sum->duration_ns / NSEC_PER_SEC),
+	       (unsigned long long)(sum->duration_ns % NSEC_PER_SEC / NSEC_PER_MSEC),
+	       format_latency(sum->threshold_ns, a, sizeof(a)),
+	       format_latency(sum->width_ns, b, sizeof(b)),
+	       format_latency(sum->window_ns, c, sizeof(c)), sum->mode, sum->cpus);
+	printf("hwlat-scan: %llu samples, max latency %s, %llu dropped (%llu seen as sequence gaps), %llu SMIs, %llu NMIs, detection floor %llu ns\n",
+	       (unsigned long long)sum->samples,
+	       sum->samples ? format_latency(sum->max_ns, a, sizeof(a)) : "-",
+	       (unsigned long long)sum->dropped, (unsigned long long)seq_gaps,
+	       (unsigned long long)sum->smi_total,
+	       (unsigned long long)sum->nmi_total,
+	       (unsigned long long)sum->floor_ns);
+	if (sum->hardlimit_ns && sum->max_ns > sum->hardlimit_ns)
+		printf("hwlat-scan: max latency %s exceeds the hard limit %s\n",
+		       format_latency(sum->max_ns, a, sizeof(a)),
+		       format_latency(sum->hardlimit_ns, b, sizeof(b)));
+	fflush(stdout);
+}
+
+static int action_load_module(const options *o)
+{
+	char mnt[4096];
+	bool loaded;
+	int r;
+
+	/* With a (fake) detector directory, debugfs is not needed. */
+	if (!o->detector_dir && debugfs_find(mnt, sizeof(mnt)) == -ENOENT &&
+	    debugfs_mount() < 0)
+		return EXIT_NO_DETECTOR;
+	r = module_load(&loaded);
+	if (r < 0)
+		return EXIT_NO_DETECTOR;
+	if (!loaded)
+		return module_marker_take() < 0 ? EXIT_FAILED : 0;
+	return module_marker_write() < 0 ? EXIT_FAILED : 0;
+}
+
+static int action_unload_module(void)
+{
+	int r = module_marker_take();
+
+	if (r < 0)
+		return EXIT_FAILED;
+	if (r == 0)
+		return 0;
+	return module_unload() < 0 ? EXIT_NO_DETECTOR : 0;
+}
+
+/* What to undo on the way out. */
+typedef struct cleanup {
+	bool mounted_debugfs;
+	bool loaded_module;
+	detector det;
+	bool changed; /* settings or enable were written */
+	detector_settings saved, state;
+	bool saved_enabled;
+} cleanup;
+
+static int undo(cleanup *c)
+{
+	int ret = 0;
+
+	if (c->changed) {
+		if (detector_change(&c->det, &c->state, &c->saved) < 0)
+			ret = -EIO;
+		if (c->saved_enabled && detector_write(&c->det, "enable", "1") < 0) {
+			log_msg("cannot re-enable the detector as it was before the scan");
+			ret = -EIO;
+		}
+	}
+	if (c->loaded_module && module_unload() < 0)
+		ret = -EIO;
+	detector_close(&c->det);
+	if (c->mounted_debugfs && debugfs_umount() < 0)
+		ret = -EIO;
+	return ret;
+}
+
+static int open_detector(const options *o, cleanup *c)
+{
+	char path[4096 + 32], mnt[4096];
+	bool interactive = !getenv("INVOCATION_ID");
+	int r;
+
+	if (o->detector_dir) {
+		snprintf(path, sizeof(path), "%s", o->detector_dir);
+	} else {
+		r = debugfs_find(mnt, sizeof(mnt));
+		if (r == -ENOENT && interactive) {
+			if (debugfs_mount() < 0)
+				return EXIT_NO_DETECTOR;
+			c->mounted_debugfs = true;
+			snprintf(mnt, sizeof(mnt), "%s", DEBUGFS_DEFAULT_MOUNT);
+		} else if (r == -ENOENT) {
+			log_msg("debugfs is not mounted (mount it on %s)",
+				DEBUGFS_DEFAULT_MOUNT);
+			return EXIT_NO_DETECTOR;
+		} else if (r < 0) {
+			return EXIT_NO_DETECTOR;
+		}
+		snprintf(path, sizeof(path), "%s/%s", mnt, DETECTOR_DIR_NAME);
+
+		if (interactive) {
+			r = module_load(&c->loaded_module);
+			if (r < 0)
+				return EXIT_NO_DETECTOR;
+		}
+	}
+
+	r = detector_open(&c->det, path);
+	if (r == -ENOENT && !o->detector_dir) {
+		log_msg("%s does not exist: the %s module is not loaded%s", path,
+			MODULE_NAME,
+			interactive ? "" : " (the unit's ExecStartPre=+hwlat-scan --load-module loads it)");
+		return EXIT_NO_DETECTOR;
+	}
+	if (r < 0) {
+		log_errno(r, "cannot open the detector directory %s", path);
+		return EXIT_NO_DETECTOR;
+	}
+	r = detector_lock(&c->det);
+	if (r == -EWOULDBLOCK) {
+		log_msg("another hwlat-scan is already running on %s; not starting a second scan",
+			path);
+		return EXIT_BUSY;
+	}
+	if (r < 0) {
+		log_errno(r, "cannot lock %s", path);
+		return EXIT_FAILED;
+	}
+	return 0;
+}
+
+/* The detector's settings with the configured ones put in. */
+static int wanted_settings(const scan_config *cfg, const detector_settings *cur,
+			   detector_settings *want)
+{
+	*want = *cur;
+	if (cfg->set[CONFIG_THRESHOLD])
+		want->threshold_us = cfg->threshold_ns / NSEC_PER_USEC;
+	if (cfg->set[CONFIG_WIDTH])
+		want->width_us = cfg->width_ns / NSEC_PER_USEC;
+	if (cfg->set[CONFIG_WINDOW])
+		want->window_us = cfg->window_ns / NSEC_PER_USEC;
+	if (cfg->set[CONFIG_MODE]) {
+		if (!cur->has_mode) {
+			log_msg("invalid key 'mode': this detector has no mode file");
+			return -EINVAL;
+		}
+		snprintf(want->mode, sizeof(want->mode), "%s", cfg->mode);
+	}
+	if (cfg->set[CONFIG_CPUS]) {
+		if (!cur->has_cpus) {
+			log_msg("invalid key 'cpus': this detector has no cpus file");
+			return -EINVAL;
+		}
+		snprintf(want->cpus, sizeof(want->cpus), "%s", cfg->cpus);
+	}
+	return 0;
+}
+
+static int run_scan(const options *o, const scan_config *cfg, int sig_fd)
+{
+	_cleanup_close_ int stream_fd = -1;
+	_cleanup_fclose_ FILE *export = NULL;
+	_cleanup_free_ scan *s = NULL;
+	_cleanup_free_ line_reader *lr = NULL;
+	cleanup c = { .det = { .dir_fd = -1 } };
+	detector_settings want;
+	scan_summary sum = {};
+	char buf[256], clock_name[64], model[256];
+	struct utsname u;
+	uint64_t enabled_at, deadline, stopped_at, v;
+	sample_end end;
+	bool started = false;
+	int r, ret;
+
+	s = calloc(1, sizeof(*s));
+	lr = calloc(1, sizeof(*lr));
+	if (!s || !lr) {
+		log_msg("out of memory");
+		return EXIT_FAILED;
+	}
+	scan_id_init(s->scan_id);
+
+	if (o->journal_export) {
+		export = fopen(o->journal_export, "we");
+		if (!export) {
+			log_errno(-errno, "cannot create %s", o->journal_export);
+			return EXIT_FAILED;
+		}
+	}
+
+	if (!export && access("/run/systemd/journal/socket", F_OK) < 0)
+		log_msg("warning: journald is not running, the samples will not be recorded");
+
+	ret = open_detector(o, &c);
+	if (ret != 0)
+		goto out;
+
+	r = detector_read_settings(&c.det, &c.saved);
+	if (r < 0) {
+		ret = EXIT_NO_DETECTOR;
+		goto out;
+	}
+	r = detector_read(&c.det, "enable", buf, sizeof(buf));
+	if (r < 0) {
+		log_errno(r, "cannot read %s/enable", c.det.path);
+		ret = EXIT_NO_DETECTOR;
+		goto out;
+	}
+	c.saved_enabled = strcmp(strip(buf), "1") == 0;
+	r = config_check_bounds(cfg, c.saved.width_us * NSEC_PER_USEC,
+				c.saved.window_us * NSEC_PER_USEC);
+	if (r >= 0)
+		r = wanted_settings(cfg, &c.saved, &want);
+	if (r < 0) {
+		ret = EXIT_USAGE;
+		goto out;
+	}
+
+	stream_fd = openat(c.det.dir_fd, "stream", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (stream_fd < 0) {
+		if (errno == EBUSY) {
+			log_msg("%s/stream is open by another reader; not starting",
+				c.det.path);
+			ret = EXIT_BUSY;
+		} else {
+			log_errno(-errno, "cannot open %s/stream", c.det.path);
+			ret = EXIT_NO_DETECTOR;
+		}
+		goto out;
+	}
+
+	/* From here on, the detector is changed: undo() restores it. */
+	c.changed = true;
+	c.state = c.saved;
+	if (c.saved_enabled) {
+		r = detector_write(&c.det, "enable", "0");
+		if (r < 0) {
+			log_errno(r, "cannot stop the detector");
+			ret = EXIT_FAILED;
+			goto out;
+		}
+	}
+	s->export = export;
+	r = detector_change(&c.det, &c.state, &want);
+	if (r >= 0) {
+		r = detector_write(&c.det, "enable", "1");
+		if (r < 0)
+			log_errno(r, "cannot enable the detector");
+	}
+	enabled_at = now_ns(CLOCK_MONOTONIC);
+	sum.start_ns = now_ns(CLOCK_REALTIME);
+	s->threshold_ns = c.state.threshold_us * NSEC_PER_USEC;
+	if (r < 0) {
+		/* Nothing sampled: still one summary, "failed", then restore. */
+		log_msg("the scan could not start; restoring the previous settings");
+		stopped_at = enabled_at;
+		end = END_ERROR;
+		goto summary;
+	}
+	deadline = enabled_at + cfg->duration_ns;
+	started = true;
+
+	end = sample_loop(s, lr, stream_fd, sig_fd, deadline);
+
+	r = detector_write(&c.det, "enable", "0");
+	stopped_at = now_ns(CLOCK_MONOTONIC);
+	if (r < 0) {
+		log_errno(r, "cannot disable the detector");
+		end = END_ERROR;
+	} else if (end != END_EOF) {
+		r = drain(s, lr, stream_fd,
+			  stopped_at + c.state.window_us * NSEC_PER_USEC + DRAIN_GRACE_NS);
+		if (r < 0 && end == END_COMPLETED)
+			end = END_ERROR;
+	}
+	if (end == END_EOF)
+		log_msg("the detector's stream ended before the scan did: was it disabled by someone else?");
+	if (s->broken)
+		end = END_ERROR;
+
+summary:
+	uname(&u);
+	cpu_model(model, sizeof(model));
+	if (detector_read(&c.det, "clock", clock_name, sizeof(clock_name)) < 0)
+		snprintf(clock_name, sizeof(clock_name), "unknown");
+	strip(clock_name);
+
+	sum.scan_id = s->scan_id;
+	sum.status = end == END_COMPLETED ? HWLAT_STATUS_COMPLETED :
+		     end == END_SIGNAL ? HWLAT_STATUS_INTERRUPTED :
+					 HWLAT_STATUS_FAILED;
+	sum.threshold_ns = c.state.threshold_us * NSEC_PER_USEC;
+	sum.width_ns = c.state.width_us * NSEC_PER_USEC;
+	sum.window_ns = c.state.window_us * NSEC_PER_USEC;
+	sum.hardlimit_ns = cfg->hardlimit_ns;
+	sum.mode = c.state.has_mode ? c.state.mode : "unknown";
+	sum.cpus = c.state.has_cpus ? c.state.cpus : "unknown";
+	sum.kernel = u.release;
+	sum.cpu_model = model;
+	sum.clock = clock_name;
+	sum.duration_ns = stopped_at - enabled_at;
+	sum.samples = s->samples;
+	sum.max_ns = s->max_ns;
+	/* Before enable=1 these files still describe an earlier run. */
+	sum.dropped = started && detector_read_u64(&c.det, "dropped", &v) >= 0 ?
+		      v : s->seq_gaps;
+	sum.smi_total = s->smi_total;
+	sum.nmi_total = s->nmi_total;
+	sum.floor_ns = started && detector_read_u64(&c.det, "floor", &v) >= 0 ? v : 0;
+	if (sum.dropped < s->seq_gaps)
+		log_msg("the stream showed %llu lost windows but the detector counts %llu dropped",
+			(unsigned long long)s->seq_gaps,
+			(unsigned long long)sum.dropped);
+
+	r = journal_entry_summary(&s->entry, &sum);
+	if (r >= 0)
+		r = journal_entry_send(&s->entry, export);
+	if (r < 0) {
+		log_errno(r, "cannot write the summary to the journal");
+		end = END_ERROR;
+	}
+
+	if (!o->quiet)
+		print_summary(&sum, s->seq_gaps);
+
+	if (end == END_ERROR || end == END_EOF)
+		ret = EXIT_FAILED;
+	else if (cfg->hardlimit_ns && s->max_ns > cfg->hardlimit_ns)
+		ret = EXIT_HARDLIMIT;
+	else
+		ret = 0;
+
+out:
+	if (stream_fd >= 0) {
+		close(stream_fd);
+		stream_fd = -1;
+	}
+	if (undo(&c) < 0 && (ret == 0 || ret == EXIT_HARDLIMIT))
+		ret = EXIT_FAILED;
+	return ret;
+}
+
+int main(int argc, char *argv[])
+{
+	_cleanup_close_ int sig_fd = -1;
+	scan_config cfg;
+	options o = {};
+
+	if (parse_argv(argc, argv, &o) < 0)
+		return EXIT_USAGE;
+
+	switch (o.action) {
+	case ACTION_HELP:
+		help();
+		return 0;
+	case ACTION_VERSION:
+		printf("hwlat-scan %s\n", PACKAGE_VERSION);
+		return 0;
+	case ACTION_LOAD_MODULE:
+		return action_load_module(&o);
+	case ACTION_UNLOAD_MODULE:
+		return action_unload_module();
+	case ACTION_SCAN:
+		break;
+	}
+
+	if (load_config(&o, &cfg) < 0)
+		return EXIT_USAGE;
+
+	sig_fd = signalfd_setup(NULL);
+	if (sig_fd < 0)
+		return EXIT_FAILED;
+
+	return run_scan(&o, &cfg, sig_fd);
+}

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Journal entries written by hwlat-scan (docs/interfaces.md section 2): a
+ * pure mapping from a sample or a summary to an iovec array, and sending
+ * that array to journald or, for tests, appending it to a file in journal
+ * export format.
+ */
+#pragma once
+
+#include <stdio.h>
+#include <sys/uio.h>
+
+#include "stream.h"
+
+#define ENTRY_MAX_FIELDS 40
+#define ENTRY_POOL_SIZE 16384
+
+/* The iovecs point into pool: never copy a built entry. */
+typedef struct journal_entry {
+	struct iovec iov[ENTRY_MAX_FIELDS];
+	size_t n;
+	char pool[ENTRY_POOL_SIZE];
+	size_t used;
+} journal_entry;
+
+typedef struct scan_summary {
+	const char *scan_id; /* 32 hex digits */
+	const char *status;  /* HWLAT_STATUS_* */
+	uint64_t threshold_ns;
+	uint64_t width_ns;
+	uint64_t window_ns;
+	uint64_t hardlimit_ns; /* 0: none */
+	const char *mode;
+	const char *cpus;
+	const char *kernel;
+	const char *cpu_model;
+	const char *clock;
+	uint64_t start_ns;
+	uint64_t duration_ns;
+	uint64_t samples;
+	uint64_t max_ns;
+	uint64_t dropped;
+	uint64_t smi_total;
+	uint64_t nmi_total;
+	uint64_t floor_ns;
+} scan_summary;
+
+/* Resets e and adds one "NAME=value" field; -E2BIG when e is full. */
+void journal_entry_init(journal_entry *e);
+int journal_entry_add(journal_entry *e, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Builds the sample entry (MESSAGE_ID, MESSAGE, PRIORITY, HWLAT_*). */
+int journal_entry_sample(journal_entry *e, const char *scan_id,
+			 uint64_t threshold_ns, const hwlat_sample *s);
+
+/* Builds the summary entry. */
+int journal_entry_summary(journal_entry *e, const scan_summary *s);
+
+/*
+ * Sends e to journald, or appends it to export (journal export format, with
+ * __REALTIME_TIMESTAMP, __MONOTONIC_TIMESTAMP and _BOOT_ID) when export is
+ * not NULL. Returns 0 or a negative errno.
+ */
+int journal_entry_send(const journal_entry *e, FILE *export);

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Module load/unload through modprobe for hwlat-scan. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "module.h"
+#include "util.h"
+
+extern char **environ;
+
+static const char *env_or(const char *name, const char *fallback)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? v : fallback;
+}
+
+bool module_is_loaded(void)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s",
+		 env_or("HWLAT_SYS_MODULE", "/sys/module"), MODULE_NAME);
+	return access(path, F_OK) == 0;
+}
+
+/*
+ * Runs "modprobe [opt1] [opt2] hwlat_detector"; returns its exit status or a
+ * negative errno.
+ */
+static int run_modprobe(const char *opt1, const char *opt2)
+{
+	const char *prog = env_or("HWLAT_MODPROBE", "/sbin/modprobe");
+	char *argv[5];
+	size_t n = 0;
+	pid_t pid;
+	int status, r;
+
+	argv[n++] = (char *)prog;
+	if (opt1)
+		argv[n++] = (char *)opt1;
+	if (opt2)
+		argv[n++] = (char *)opt2;
+	argv[n++] = (char *)MODULE_NAME;
+	argv[n] = NULL;
+
+	r = posix_spawn(&pid, prog, NULL, NULL, argv, environ);
+	if (r != 0)
+		return log_errno(-r, "cannot run %s", prog);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return log_errno(-errno, "cannot wait for %s", prog);
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	log_msg("%s killed by signal %d", prog, WTERMSIG(status));
+	return -EIO;
+}
+
+int module_load(bool *ret_loaded)
+{
+	struct utsname u;
+	int r;
+
+	*ret_loaded = false;
+	if (module_is_loaded())
+		return 0;
+
+	uname(&u);
+	/* A dry run tells "not installed" apart from "failed to load". */
+	r = run_modprobe("--dry-run", "--quiet");
+	if (r < 0)
+		return r;
+	if (r != 0) {
+		log_msg("the %s module is not installed for the running kernel %s. "
+			"Install the packages hwlat-dkms and linux-headers-%s, "
+			"then run 'dkms autoinstall' (as root) and try again.",
+			MODULE_NAME, u.release, u.release);
+		return -ENOENT;
+	}
+	r = run_modprobe("--quiet", NULL);
+	if (r < 0)
+		return r;
+	if (r != 0) {
+		log_msg("modprobe %s failed (status %d) on kernel %s; see 'dmesg' "
+			"(Secure Boot: the DKMS signing key must be enrolled with mokutil)",
+			MODULE_NAME, r, u.release);
+		return -EIO;
+	}
+	*ret_loaded = true;
+	return 0;
+}
+
+int module_unload(void)
+{
+	int r = run_modprobe("--remove", NULL);
+
+	if (r < 0)
+		return r;
+	if (r != 0) {
+		log_msg("modprobe --remove %s failed (status %d)", MODULE_NAME, r);
+		return -EIO;
+	}
+	return 0;
+}
+
+static void marker_path(char *buf, size_t size)
+{
+	snprintf(buf, size, "%s/%s", env_or("HWLAT_RUN_DIR", "/run/hwlat"),
+		 MODULE_MARKER);
+}
+
+int module_marker_write(void)
+{
+	const char *dir = env_or("HWLAT_RUN_DIR", "/run/hwlat");
+	char path[PATH_MAX];
+	int fd;
+
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return log_errno(-errno, "cannot create %s", dir);
+	marker_path(path, sizeof(path));
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return log_errno(-errno, "cannot create %s", path);
+	close(fd);
+	return 0;
+}
+
+int module_marker_take(void)
+{
+	char path[PATH_MAX];
+
+	marker_path(path, sizeof(path));
+	if (unlink(path) < 0) {
+		if (errno == ENOENT)
+			return 0;
+		return log_errno(-errno, "cannot remove %s", path);
+	}
+	return 1;
+}

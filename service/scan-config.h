@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The scan configuration: values from the config file, overridden by the
+ * command line, each validated when it is set, and the checks that tie
+ * width and window together (the module's safety bounds).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "parse.h"
+
+#ifdef HWLAT_CONFIG_PATH
+#define CONFIG_DEFAULT_PATH HWLAT_CONFIG_PATH
+#else
+#define CONFIG_DEFAULT_PATH "/etc/hwlat/hwlat-scan.conf"
+#endif
+#define CONFIG_DEFAULT_DURATION_NS (120 * NSEC_PER_SEC)
+
+/* The module's bounds (docs/interfaces.md, src/). */
+#define CONFIG_MAX_WIDTH_NS NSEC_PER_SEC
+#define CONFIG_MAX_THRESHOLD_NS NSEC_PER_SEC
+#define CONFIG_MAX_WINDOW_NS (600 * NSEC_PER_SEC)
+#define CONFIG_MIN_IDLE_NS NSEC_PER_MSEC /* window - width */
+#define CONFIG_MAX_WIDTH_PERCENT 95
+#define CONFIG_MAX_DURATION_NS (366 * 86400 * NSEC_PER_SEC)
+
+typedef enum config_key {
+	CONFIG_DURATION,
+	CONFIG_THRESHOLD,
+	CONFIG_WIDTH,
+	CONFIG_WINDOW,
+	CONFIG_MODE,
+	CONFIG_CPUS,
+	CONFIG_HARDLIMIT,
+	_CONFIG_KEY_MAX,
+} config_key;
+
+typedef struct scan_config {
+	uint64_t duration_ns;
+	uint64_t threshold_ns;
+	uint64_t width_ns;
+	uint64_t window_ns;
+	uint64_t hardlimit_ns; /* 0: none */
+	char mode[16];
+	char cpus[4096]; /* canonical cpulist */
+	bool set[_CONFIG_KEY_MAX];
+} scan_config;
+
+void config_init(scan_config *c);
+
+const char *config_key_name(config_key k);
+/* Returns the key, or -EINVAL for a name that is not a key. */
+int config_key_from_name(const char *name);
+
+/*
+ * Validates value for key and stores it. On error prints one message naming
+ * origin ("command line", "FILE:LINE"), the key and the value, and returns
+ * -EINVAL or -ERANGE with c unchanged.
+ */
+int config_set(scan_config *c, const char *key, const char *value,
+	       const char *origin);
+
+/*
+ * Reads "key = value" lines ('#' starts a comment line) into c. A missing
+ * file is fine unless must_exist. Either all keys of the file are applied or,
+ * on the first error (printed), none and a negative errno is returned.
+ */
+int config_load_file(scan_config *c, const char *path, bool must_exist);
+
+/*
+ * Checks width against window with the module's bounds. cur_width_ns and
+ * cur_window_ns stand in for the values the configuration does not set
+ * (the detector's current settings). Prints what is wrong.
+ */
+int config_check_bounds(const scan_config *c, uint64_t cur_width_ns,
+			uint64_t cur_window_ns);
+
+/* Checks that every CPU in the configured cpulist is online. */
+int config_check_cpus_online(const scan_config *c, const char *online_path);

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The module's `stream` file: one line per reported window
+ * (docs/interfaces.md, "The stream line format"), parsed strictly, and a
+ * reader that splits what read() returns into whole lines.
+ */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct hwlat_sample {
+	uint64_t seq;
+	unsigned cpu;
+	uint64_t timestamp_ns; /* CLOCK_REALTIME, ns since the epoch */
+	uint64_t inner_ns;
+	uint64_t outer_ns;
+	uint64_t count;
+	uint64_t nmi_count;
+	uint64_t nmi_ns;
+	uint64_t smi_count;
+} hwlat_sample;
+
+static inline uint64_t hwlat_sample_latency_ns(const hwlat_sample *s)
+{
+	return s->inner_ns > s->outer_ns ? s->inner_ns : s->outer_ns;
+}
+
+/*
+ * Parses one line without its trailing newline. Returns 0, or -EINVAL
+ * (wrong number of fields, not decimal, nsec not 9 digits, seq 0) or -ERANGE.
+ */
+int stream_parse_line(const char *line, hwlat_sample *ret);
+
+#define STREAM_LINE_MAX 512
+
+typedef struct line_reader {
+	char buf[8 * STREAM_LINE_MAX];
+	size_t len;
+} line_reader;
+
+/*
+ * Reads once from fd and calls cb for every complete line (NUL-terminated,
+ * without '\n'). Returns the number of bytes read (0 at EOF), -EAGAIN when
+ * nothing is ready, a negative errno from read(), -EBADMSG for a line longer
+ * than STREAM_LINE_MAX or a partial line left at EOF, or the first negative
+ * value cb returned (the remaining lines of that read are then dropped).
+ */
+typedef int (*line_cb)(const char *line, void *userdata);
+long line_reader_read(line_reader *lr, int fd, line_cb cb, void *userdata);

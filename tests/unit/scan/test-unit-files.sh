@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Proves that the systemd units of hwlat-scan (with @sbindir@ substituted)
+# pass `systemd-analyze verify` without a single message, that the service's
+# `systemd-analyze security --offline=yes` exposure stays at or below 1.5,
+# that it keeps the settings the design depends on (oneshot, bounded
+# timeout, privileged module helpers, no journald rate limit, no [Install]),
+# that the man page renders without warnings and documents every option and
+# exit status, and that the config file documents every key, commented out.
+# TAP output.
+set -euo pipefail
+
+srcdir=${srcdir:-.}
+scan=$(realpath "${HWLAT_SCAN:-service/hwlat-scan}")
+[ -x "$scan" ] || { echo "Bail out! $scan is not built"; exit 1; }
+svc=$srcdir/service
+for t in systemd-analyze groff; do
+	command -v "$t" >/dev/null || { echo "Bail out! $t missing (tests/install-deps)"; exit 1; }
+done
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+n=0
+failed=0
+ok() { # ok STATUS DESCRIPTION [SAW]
+	n=$((n + 1))
+	if [ "$1" -eq 0 ]; then
+		echo "ok $n - $2"
+	else
+		failed=$((failed + 1))
+		echo "not ok $n - $2"
+		[ $# -lt 3 ] || printf '%s\n' "$3" | sed 's/^/#   saw: /'
+	fi
+}
+
+sed "s|@sbindir@|$(dirname "$scan")|g" "$svc/hwlat-scan.service.in" >"$tmp/hwlat-scan.service"
+cp "$svc/hwlat-scan.timer" "$tmp/"
+
+out=$(cd "$tmp" && systemd-analyze verify --man=no ./hwlat-scan.service ./hwlat-scan.timer 2>&1) && rc=0 || rc=$?
+if [ "$rc" -eq 0 ] && [ -z "$out" ]; then r=0; else r=1; fi
+ok $r "systemd-analyze verify: no message" "$out"
+
+out=$(cd "$tmp" && systemd-analyze security --offline=yes --threshold=15 ./hwlat-scan.service 2>&1) && rc=0 || rc=$?
+level=$(sed -n 's/.*Overall exposure level for hwlat-scan.service: \([0-9.]*\).*/\1/p' <<<"$out")
+if [ "$rc" -eq 0 ] && [ -n "$level" ]; then r=0; else r=1; fi
+ok $r "systemd-analyze security: exposure $level <= 1.5" "$(tail -15 <<<"$out")"
+echo "# exposure level: $level"
+
+unit=$tmp/hwlat-scan.service
+check_line() { # check_line REGEX DESCRIPTION
+	if grep -qE "$1" "$unit"; then r=0; else r=1; fi
+	ok $r "unit: $2"
+}
+check_line '^Type=oneshot$' "Type=oneshot"
+check_line '^TimeoutStartSec=[0-9]+min$' "bounded TimeoutStartSec"
+check_line '^Documentation=man:hwlat-scan\(8\)$' "Documentation=man:hwlat-scan(8)"
+check_line '^ExecStartPre=\+/.*/hwlat-scan --load-module$' "privileged --load-module before the scan"
+check_line '^ExecStopPost=\+/.*/hwlat-scan --unload-module$' "privileged --unload-module after the scan"
+check_line '^LogRateLimitIntervalSec=0$' "journald rate limit off"
+check_line '^ProtectKernelModules=yes$' "ProtectKernelModules"
+check_line '^CapabilityBoundingSet=$' "no capabilities"
+if ! grep -q '^\[Install\]' "$unit"; then r=0; else r=1; fi
+ok $r "service has no [Install]: packages never start or enable it"
+if grep -q '^OnCalendar=' "$svc/hwlat-scan.timer"; then r=0; else r=1; fi
+ok $r "timer has a schedule"
+
+# The default duration (120 s) plus drain fits in TimeoutStartSec.
+timeout_min=$(sed -n 's/^TimeoutStartSec=\([0-9]*\)min$/\1/p' "$unit")
+if [ "$((timeout_min * 60))" -gt 125 ]; then r=0; else r=1; fi
+ok $r "TimeoutStartSec (${timeout_min}min) exceeds the default duration 120 s + drain"
+
+# Man page: renders cleanly, documents every option of --help and 0-5.
+warn=$(LC_ALL=C.UTF-8 groff -man -Tutf8 -ww -z "$svc/hwlat-scan.8" 2>&1)
+if [ -z "$warn" ]; then r=0; else r=1; fi
+ok $r "man page renders without warnings" "$warn"
+text=$(LC_ALL=C.UTF-8 groff -man -Tutf8 "$svc/hwlat-scan.8" 2>/dev/null | sed 's/.\x08//g')
+missing=""
+for opt in $("$scan" --help | grep -oE -- '--[a-z-]+' | sort -u) --detector-dir --journal-export; do
+	grep -q -- "$opt" <<<"$text" || missing="$missing $opt"
+done
+for key in duration threshold width window mode cpus hardlimit; do
+	grep -qw -- "$key" <<<"$text" || missing="$missing key:$key"
+done
+for st in 0 1 2 3 4 5; do
+	grep -qE "^ {7}$st {2,}[A-Z]" <<<"$text" || missing="$missing status:$st"
+done
+if [ -z "$missing" ]; then r=0; else r=1; fi
+ok $r "man page documents every option, key and exit status" "missing:$missing"
+
+# Config file: every key documented, none active, and it parses as is.
+conf=$svc/hwlat-scan.conf
+missing=""
+for key in duration threshold width window mode cpus hardlimit; do
+	grep -qE "^#$key = " "$conf" || missing="$missing $key"
+done
+if [ -z "$missing" ] && ! grep -qvE '^(#.*)?$' "$conf"; then r=0; else r=1; fi
+ok $r "config file documents every key, all commented out" "missing:$missing"
+# Uncommented, the documented examples are a valid configuration.
+sed -n 's/^#\([a-z]* = .*\)$/\1/p' "$conf" >"$tmp/active.conf"
+mkdir "$tmp/det"
+out=$("$scan" --config "$tmp/active.conf" --detector-dir "$tmp/det" 2>&1) && rc=0 || rc=$?
+if [ "$rc" -eq 4 ] && ! grep -q "invalid" <<<"$out"; then r=0; else r=1; fi
+ok $r "the documented example values are all valid" "exit $rc: $out"
+
+echo "1..$n"
+[ "$failed" -eq 0 ]
