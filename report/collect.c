@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Gathering the chosen entries; see collect.h. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collect.h"
+#include "csv.h"
+
+void report_data_init(struct report_data *d, const struct options *o)
+{
+	memset(d, 0, sizeof(*d));
+	d->o = o;
+	stats_init(&d->all, o->bucket_ns, o->entries);
+	timeline_init(&d->timeline);
+	d->first_ns = UINT64_MAX;
+}
+
+void report_data_done(struct report_data *d)
+{
+	stats_done(&d->all);
+	for (size_t i = 0; i < HWLAT_MAX_CPUS; i++)
+		if (d->cpu[i]) {
+			stats_done(d->cpu[i]);
+			free(d->cpu[i]);
+		}
+	for (size_t i = 0; i < d->n_groups; i++) {
+		stats_done(&d->groups[i]->st);
+		free(d->groups[i]);
+	}
+	free(d->groups);
+	free(d->scans);
+	memset(d, 0, sizeof(*d));
+}
+
+const char *group_by_name(enum group_by by)
+{
+	switch (by) {
+	case GROUP_CPU:
+		return "cpu";
+	case GROUP_SCAN:
+		return "scan";
+	case GROUP_BOOT:
+		return "boot";
+	case GROUP_HOST:
+		return "host";
+	default:
+		return "none";
+	}
+}
+
+static struct scan *find_scan(struct report_data *d, const char *id)
+{
+	struct scan *s;
+
+	if (d->n_scans > 0 && strcmp(d->scans[d->last_scan].id, id) == 0)
+		return &d->scans[d->last_scan];
+	for (size_t i = 0; i < d->n_scans; i++)
+		if (strcmp(d->scans[i].id, id) == 0) {
+			d->last_scan = i;
+			return &d->scans[i];
+		}
+	if (d->n_scans == d->cap_scans) {
+		size_t cap = d->cap_scans ? d->cap_scans * 2 : 16;
+
+		s = realloc(d->scans, cap * sizeof(*s));
+		if (!s)
+			return NULL;
+		d->scans = s;
+		d->cap_scans = cap;
+	}
+	s = &d->scans[d->n_scans];
+	memset(s, 0, sizeof(*s));
+	memcpy(s->id, id, sizeof(s->id));
+	s->first_ns = UINT64_MAX;
+	d->last_scan = d->n_scans++;
+	return s;
+}
+
+static struct stats *cpu_stats(struct report_data *d, uint64_t cpu)
+{
+	if (!d->cpu[cpu]) {
+		d->cpu[cpu] = malloc(sizeof(struct stats));
+		if (!d->cpu[cpu])
+			return NULL;
+		stats_init(d->cpu[cpu], d->o->bucket_ns, d->o->entries);
+	}
+	return d->cpu[cpu];
+}
+
+static struct stats *group_stats(struct report_data *d, const struct scan *s)
+{
+	const char *key;
+	struct group *g, **p;
+
+	switch (d->o->by) {
+	case GROUP_SCAN:
+		key = s->id;
+		break;
+	case GROUP_BOOT:
+		key = s->boot_id;
+		break;
+	case GROUP_HOST:
+		key = s->machine_id;
+		break;
+	default:
+		return NULL;
+	}
+	if (d->n_groups > 0 && strcmp(d->groups[d->last_group]->key, key) == 0)
+		return &d->groups[d->last_group]->st;
+	for (size_t i = 0; i < d->n_groups; i++)
+		if (strcmp(d->groups[i]->key, key) == 0) {
+			d->last_group = i;
+			return &d->groups[i]->st;
+		}
+	p = realloc(d->groups, (d->n_groups + 1) * sizeof(*p));
+	if (!p)
+		return NULL;
+	d->groups = p;
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return NULL;
+	snprintf(g->key, sizeof(g->key), "%s", key);
+	snprintf(g->label, sizeof(g->label), "%s", s->hostname);
+	stats_init(&g->st, d->o->bucket_ns, d->o->entries);
+	d->last_group = d->n_groups;
+	d->groups[d->n_groups++] = g;
+	return &g->st;
+}
+
+static bool sample_passes(const struct options *o, const struct hwlat_sample *x)
+{
+	if (o->have_cpus && !cpu_set_has(&o->cpus, (unsigned)x->cpu))
+		return false;
+	if (o->have_since && x->timestamp_ns < o->since_ns)
+		return false;
+	if (o->have_until && x->timestamp_ns > o->until_ns)
+		return false;
+	return true;
+}
+
+int collect_sample(const struct hwlat_sample *x, void *userdata)
+{
+	struct report_data *d = userdata;
+	struct scan *s = find_scan(d, x->scan_id);
+	struct stats *st;
+	int r;
+
+	if (!s)
+		return -ENOMEM;
+	if (s->seen == 0 && !s->has_summary) {
+		memcpy(s->boot_id, x->boot_id, sizeof(s->boot_id));
+		memcpy(s->machine_id, x->machine_id, sizeof(s->machine_id));
+		memcpy(s->hostname, x->hostname, sizeof(s->hostname));
+	}
+	s->seen++;
+	if (x->seq > s->max_seq)
+		s->max_seq = x->seq;
+	if (x->threshold_ns > 0)
+		s->sample_threshold_ns = x->threshold_ns;
+
+	if (!sample_passes(d->o, x))
+		return 0;
+	s->matched++;
+	if (x->timestamp_ns < s->first_ns)
+		s->first_ns = x->timestamp_ns;
+	if (x->timestamp_ns > s->last_ns)
+		s->last_ns = x->timestamp_ns;
+
+	if (d->csv) {
+		d->csv_rows++;
+		return csv_row(d->csv, x, d->csv_rows == 1);
+	}
+
+	if (x->timestamp_ns < d->first_ns)
+		d->first_ns = x->timestamp_ns;
+	if (x->timestamp_ns > d->last_ns)
+		d->last_ns = x->timestamp_ns;
+	timeline_add(&d->timeline, x->timestamp_ns, x->latency_ns);
+
+	r = stats_add(&d->all, x, d->o->hardlimit_ns);
+	if (r < 0)
+		return r;
+	st = cpu_stats(d, x->cpu);
+	if (!st)
+		return -ENOMEM;
+	r = stats_add(st, x, d->o->hardlimit_ns);
+	if (r < 0)
+		return r;
+	if (d->o->by == GROUP_SCAN || d->o->by == GROUP_BOOT || d->o->by == GROUP_HOST) {
+		st = group_stats(d, s);
+		if (!st)
+			return -ENOMEM;
+		r = stats_add(st, x, d->o->hardlimit_ns);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int collect_summary(const struct scan *sum, void *userdata)
+{
+	struct report_data *d = userdata;
+	struct scan *s = find_scan(d, sum->id);
+	struct scan keep;
+
+	if (!s)
+		return -ENOMEM;
+	/* Keep what the samples showed; take everything else from the summary. */
+	keep = *s;
+	*s = *sum;
+	s->seen = keep.seen;
+	s->max_seq = keep.max_seq;
+	s->sample_threshold_ns = keep.sample_threshold_ns;
+	s->first_ns = keep.first_ns;
+	s->last_ns = keep.last_ns;
+	s->matched = keep.matched;
+	if (s->boot_id[0] == '\0')
+		memcpy(s->boot_id, keep.boot_id, sizeof(s->boot_id));
+	if (s->machine_id[0] == '\0')
+		memcpy(s->machine_id, keep.machine_id, sizeof(s->machine_id));
+	if (s->hostname[0] == '\0')
+		memcpy(s->hostname, keep.hostname, sizeof(s->hostname));
+	return 0;
+}
+
+size_t collect_finish(struct report_data *d)
+{
+	const struct options *o = d->o;
+	size_t n = 0;
+
+	for (size_t i = 0; i < d->n_scans; i++) {
+		struct scan *s = &d->scans[i];
+		bool chosen = true;
+
+		if ((o->have_since || o->have_until) && s->matched == 0) {
+			/* Without samples in range, a scan counts when it ran then. */
+			uint64_t end = s->start_ns + s->duration_ns;
+
+			chosen = s->has_summary &&
+				 (!o->have_since || end >= o->since_ns) &&
+				 (!o->have_until || s->start_ns <= o->until_ns);
+		}
+		s->chosen = chosen;
+		if (chosen)
+			n++;
+	}
+	return n;
+}

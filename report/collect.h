@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Gathering the chosen entries: the scans they belong to, and streaming
+ * statistics overall, per CPU and per --by group.
+ */
+#pragma once
+
+#include <stdio.h>
+
+#include "report.h"
+#include "stats.h"
+#include "timeline.h"
+
+struct group {
+	char key[ID128_LEN + 1];      /* CPU number, scan, boot or machine ID */
+	char label[HOSTNAME_MAX + 1]; /* host name for --by host */
+	struct stats st;
+};
+
+struct report_data {
+	const struct options *o;
+	struct scan *scans;
+	size_t n_scans, cap_scans, last_scan;
+	struct stats all;
+	struct stats *cpu[HWLAT_MAX_CPUS];
+	struct group **groups;
+	size_t n_groups, last_group;
+	struct timeline timeline;
+	uint64_t first_ns, last_ns; /* time range of the matched samples */
+	FILE *csv;                  /* --csv: rows go here as they are read */
+	uint64_t csv_rows;
+};
+
+void report_data_init(struct report_data *d, const struct options *o);
+void report_data_done(struct report_data *d);
+int collect_sample(const struct hwlat_sample *x, void *userdata);
+int collect_summary(const struct scan *s, void *userdata);
+/* Marks the scans to report; returns how many. */
+size_t collect_finish(struct report_data *d);
+/* Human name of a --by value ("cpu", "scan", ...). */
+const char *group_by_name(enum group_by by);

@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* --csv: one row per sample; see csv.h. */
+#include <errno.h>
+#include <inttypes.h>
+
+#include "csv.h"
+
+/* Host names may hold anything but a comma or quote would break a field. */
+static void csv_field(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+int csv_header(FILE *f)
+{
+	fputs("scan_id,hostname,machine_id,boot_id,seq,cpu,timestamp_ns,"
+	      "latency_ns,inner_ns,outer_ns,count,nmi_count,nmi_ns,"
+	      "smi_count,threshold_ns\n", f);
+	return ferror(f) ? -EIO : 0;
+}
+
+int csv_row(FILE *f, const struct hwlat_sample *x, bool header)
+{
+	if (header)
+		csv_header(f);
+	fprintf(f, "%s,", x->scan_id);
+	csv_field(f, x->hostname);
+	fprintf(f, ",%s,%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+		   ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+		   ",%" PRIu64 ",%" PRIu64 "\n",
+		x->machine_id, x->boot_id, x->seq, x->cpu, x->timestamp_ns,
+		x->latency_ns, x->inner_ns, x->outer_ns, x->count, x->nmi_count,
+		x->nmi_ns, x->smi_count, x->threshold_ns);
+	return ferror(f) ? -EIO : 0;
+}

@@ -1,0 +1,386 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * hwlat-report: reports the hardware latency samples hwlat-scan wrote to the
+ * journal. Exit status: 0 report printed, 1 --hardlimit exceeded, 2 usage
+ * error, 3 no hwlat entries match the selection, 4 the journal could not be
+ * read or the output not written.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <systemd/sd-journal.h>
+
+#include "collect.h"
+#include "csv.h"
+#include "output.h"
+#include "print.h"
+#include "select.h"
+#include "svg.h"
+#include "when.h"
+
+#define EXIT_HARDLIMIT 1
+#define EXIT_USAGE 2
+#define EXIT_NO_MATCH 3
+#define EXIT_ERROR 4
+
+#ifndef PACKAGE_VERSION
+#define PACKAGE_VERSION "unknown"
+#endif
+
+/* The largest --bucket-size: 1000 s. */
+#define MAX_BUCKET_NS (1000ULL * NSEC_PER_SEC)
+
+static void help(void)
+{
+	printf("Usage: hwlat-report [OPTION...]\n"
+	       "Report the hardware latency samples hwlat-scan wrote to the journal.\n\n"
+	       "Journal:\n"
+	       "  -D, --directory=DIR     read the journal files in DIR\n"
+	       "      --file=FILE         read journal FILE (repeatable)\n"
+	       "Selection (default: the newest scan):\n"
+	       "      --scan=ID           the scan with this ID (HWLAT_SCAN_ID)\n"
+	       "  -a, --all               every scan\n"
+	       "  -b, --boot[=ID]         scans of this boot (default: the newest boot)\n"
+	       "  -S, --since=TIME        samples at or after TIME (implies all scans)\n"
+	       "  -U, --until=TIME        samples at or before TIME (implies all scans)\n"
+	       "  -c, --cpu=LIST          samples of these CPUs (\"0-3,6\")\n"
+	       "      --by=KEY            group statistics by cpu, scan, boot or host\n"
+	       "Output:\n"
+	       "  -H, --histogram         print histograms\n"
+	       "      --bucket-size=SPAN  linear buckets of SPAN (default unit us)\n"
+	       "                          instead of log2 buckets\n"
+	       "      --entries=N         at most N linear buckets (default 100), then\n"
+	       "                          one overflow bucket\n"
+	       "  -j, --json              one JSON document\n"
+	       "      --csv               the raw samples as CSV\n"
+	       "      --svg=FILE          also write an SVG with histogram and timeline\n"
+	       "      --hardlimit=SPAN    fail (exit 1) when a latency exceeds SPAN\n"
+	       "                          (default unit us)\n"
+	       "  -h, --help              this help\n"
+	       "      --version           the version\n\n"
+	       "TIME: \"YYYY-MM-DD[ HH:MM[:SS]]\", today, yesterday, now, -1h, -30min, @EPOCH.\n"
+	       "Exit status: 0 ok, 1 hardlimit exceeded, 2 usage error, 3 no hwlat\n"
+	       "entries match, 4 journal or output error. See hwlat-report(1).\n");
+}
+
+static int usage_error(const char *fmt, const char *arg, const char *why)
+{
+	fprintf(stderr, "hwlat-report: ");
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+	fprintf(stderr, fmt, arg);
+#pragma GCC diagnostic pop
+	if (why)
+		fprintf(stderr, ": %s", why);
+	fprintf(stderr, "\nTry 'hwlat-report --help'.\n");
+	return -EINVAL;
+}
+
+static const char *when_error(int r)
+{
+	return r == -ERANGE ? "out of range (before 1970 or too far ahead)" :
+			      "expected YYYY-MM-DD[ HH:MM[:SS]], today, yesterday, now, -1h, @EPOCH";
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+enum {
+	ARG_FILE = 0x100,
+	ARG_SCAN,
+	ARG_BY,
+	ARG_BUCKET_SIZE,
+	ARG_ENTRIES,
+	ARG_CSV,
+	ARG_SVG,
+	ARG_HARDLIMIT,
+	ARG_VERSION,
+};
+
+/* Returns 1 to go on, 0 to exit successfully (--help), -EINVAL on misuse. */
+static int parse_args(int argc, char **argv, struct options *o)
+{
+	static const struct option longopts[] = {
+		{ "directory", required_argument, NULL, 'D' },
+		{ "file", required_argument, NULL, ARG_FILE },
+		{ "scan", required_argument, NULL, ARG_SCAN },
+		{ "all", no_argument, NULL, 'a' },
+		{ "boot", optional_argument, NULL, 'b' },
+		{ "since", required_argument, NULL, 'S' },
+		{ "until", required_argument, NULL, 'U' },
+		{ "cpu", required_argument, NULL, 'c' },
+		{ "by", required_argument, NULL, ARG_BY },
+		{ "histogram", no_argument, NULL, 'H' },
+		{ "bucket-size", required_argument, NULL, ARG_BUCKET_SIZE },
+		{ "entries", required_argument, NULL, ARG_ENTRIES },
+		{ "json", no_argument, NULL, 'j' },
+		{ "csv", no_argument, NULL, ARG_CSV },
+		{ "svg", required_argument, NULL, ARG_SVG },
+		{ "hardlimit", required_argument, NULL, ARG_HARDLIMIT },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, ARG_VERSION },
+		{}
+	};
+	uint64_t now = now_ns();
+	bool json = false, csv = false;
+	int c, r;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":D:ab::S:U:c:Hjh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'D':
+			if (o->directory)
+				return usage_error("--directory given twice (%s)", optarg, NULL);
+			o->directory = optarg;
+			break;
+		case ARG_FILE: {
+			char **f = realloc(o->files, (o->n_files + 2) * sizeof(*f));
+
+			if (!f)
+				return -ENOMEM;
+			o->files = f;
+			o->files[o->n_files++] = optarg;
+			o->files[o->n_files] = NULL;
+			break;
+		}
+		case ARG_SCAN:
+			if (normalize_id128(optarg, o->scan_id) < 0)
+				return usage_error("invalid --scan '%s'", optarg,
+						   "a scan ID is 32 hex digits");
+			o->have_scan = true;
+			break;
+		case 'a':
+			o->all = true;
+			break;
+		case 'b':
+			o->have_boot = true;
+			o->boot_id[0] = '\0';
+			/* "--boot ID" as well as "--boot=ID", like journalctl. */
+			if (!optarg && optind < argc && strcmp(argv[optind], "0") == 0)
+				optind++;
+			else if (!optarg && optind < argc && argv[optind][0] != '-' &&
+				 normalize_id128(argv[optind], o->boot_id) == 0)
+				optind++;
+			else if (optarg && strcmp(optarg, "0") != 0 &&
+				 normalize_id128(optarg, o->boot_id) < 0)
+				return usage_error("invalid --boot '%s'", optarg,
+						   "expected a 32-hex-digit boot ID or 0 (newest)");
+			break;
+		case 'S':
+			r = parse_when(optarg, now, &o->since_ns);
+			if (r < 0)
+				return usage_error("invalid --since '%s'", optarg, when_error(r));
+			o->have_since = true;
+			o->since_arg = optarg;
+			break;
+		case 'U':
+			r = parse_when(optarg, now, &o->until_ns);
+			if (r < 0)
+				return usage_error("invalid --until '%s'", optarg, when_error(r));
+			o->have_until = true;
+			o->until_arg = optarg;
+			break;
+		case 'c':
+			r = parse_cpulist(optarg, &o->cpus);
+			if (r < 0)
+				return usage_error("invalid --cpu '%s'", optarg,
+						   r == -ERANGE ? "CPU numbers must be below 1024" :
+								  "expected a CPU list such as 0-3,6");
+			o->have_cpus = true;
+			o->cpus_arg = optarg;
+			break;
+		case ARG_BY:
+			if (strcmp(optarg, "cpu") == 0)
+				o->by = GROUP_CPU;
+			else if (strcmp(optarg, "scan") == 0)
+				o->by = GROUP_SCAN;
+			else if (strcmp(optarg, "boot") == 0)
+				o->by = GROUP_BOOT;
+			else if (strcmp(optarg, "host") == 0)
+				o->by = GROUP_HOST;
+			else
+				return usage_error("invalid --by '%s'", optarg,
+						   "expected cpu, scan, boot or host");
+			break;
+		case 'H':
+			o->histogram = true;
+			break;
+		case ARG_BUCKET_SIZE:
+			r = parse_time_span(optarg, NSEC_PER_USEC, &o->bucket_ns);
+			if (r < 0 || o->bucket_ns == 0 || o->bucket_ns > MAX_BUCKET_NS)
+				return usage_error("invalid --bucket-size '%s'", optarg,
+						   "expected a time span from 1ns to 1000s, e.g. 10us");
+			break;
+		case ARG_ENTRIES: {
+			uint64_t v;
+
+			if (parse_u64(optarg, &v) < 0 || v == 0 || v > STATS_LINEAR_MAX)
+				return usage_error("invalid --entries '%s'", optarg,
+						   "expected a number of buckets from 1 to 100000");
+			o->entries = (size_t)v;
+			break;
+		}
+		case 'j':
+			json = true;
+			break;
+		case ARG_CSV:
+			csv = true;
+			break;
+		case ARG_SVG:
+			if (!*optarg)
+				return usage_error("invalid --svg '%s'", optarg, "empty file name");
+			o->svg_path = optarg;
+			break;
+		case ARG_HARDLIMIT:
+			r = parse_time_span(optarg, NSEC_PER_USEC, &o->hardlimit_ns);
+			if (r < 0 || o->hardlimit_ns == 0)
+				return usage_error("invalid --hardlimit '%s'", optarg,
+						   "expected a positive time span, e.g. 100us or 2ms");
+			o->have_hardlimit = true;
+			break;
+		case 'h':
+			help();
+			return 0;
+		case ARG_VERSION:
+			printf("hwlat-report %s\n", PACKAGE_VERSION);
+			return 0;
+		case ':':
+			return usage_error("option '%s' needs an argument", argv[optind - 1], NULL);
+		default:
+			return usage_error("unknown option '%s'", argv[optind - 1], NULL);
+		}
+	}
+	if (optind < argc)
+		return usage_error("unexpected argument '%s'", argv[optind], NULL);
+	if (o->directory && o->n_files > 0)
+		return usage_error("%s", "--directory and --file exclude each other", NULL);
+	if (o->have_scan && o->all)
+		return usage_error("%s", "--scan and --all exclude each other", NULL);
+	if (json && csv)
+		return usage_error("%s", "--json and --csv exclude each other", NULL);
+	if (csv && (o->histogram || o->svg_path || o->have_hardlimit || o->by != GROUP_NONE))
+		return usage_error("%s", "--csv prints raw samples only; it takes no "
+				   "--histogram, --svg, --hardlimit or --by", NULL);
+	if (o->have_since && o->have_until && o->since_ns > o->until_ns)
+		return usage_error("--since %s is after --until", o->since_arg, NULL);
+	o->mode = json ? OUTPUT_JSON : csv ? OUTPUT_CSV : OUTPUT_TEXT;
+	{
+		const char *no_color = getenv("NO_COLOR");
+
+		o->color = o->mode == OUTPUT_TEXT && isatty(STDOUT_FILENO) &&
+			   !(no_color && *no_color);
+	}
+	return 1;
+}
+
+static int run_set(const struct journal_set *set, struct options *o);
+
+static int run(struct options *o)
+{
+	struct journal_set set;
+	int r;
+
+	r = journal_set_make(o, &set);
+	if (r < 0)
+		return EXIT_ERROR;
+	r = run_set(&set, o);
+	journal_set_done(&set);
+	return r;
+}
+
+static int run_set(const struct journal_set *set, struct options *o)
+{
+	struct report_data d;
+	uint64_t malformed = 0;
+	bool exceeded = false;
+	char filters[512];
+	size_t n;
+	int r;
+
+	r = journal_select(set, o);
+	if (r == -ENOENT) {
+		fprintf(stderr, "hwlat-report: no hwlat samples match (%s): the journal "
+				"holds no hwlat-scan entries%s\n",
+			describe_filters(o, filters, sizeof(filters)),
+			o->have_boot ? " for this boot" : "");
+		return EXIT_NO_MATCH;
+	}
+	if (r < 0)
+		return EXIT_ERROR;
+
+	report_data_init(&d, o);
+	if (o->mode == OUTPUT_CSV)
+		d.csv = stdout;
+	r = journal_read(set, o, &(struct journal_handlers){ collect_sample, collect_summary },
+			 &d, &malformed);
+	if (r == -ENOMEM)
+		fprintf(stderr, "hwlat-report: out of memory\n");
+	else if (r == -EIO)
+		fprintf(stderr, "hwlat-report: cannot write the output: %s\n", strerror(-r));
+	if (r < 0)
+		goto out;
+
+	n = collect_finish(&d);
+	if (n == 0) {
+		fprintf(stderr, "hwlat-report: no hwlat samples match (%s)%s\n",
+			describe_filters(o, filters, sizeof(filters)),
+			d.n_scans > 0 ? ": no scan ran in that time" : "");
+		r = -ENOENT;
+		goto out;
+	}
+
+	if (o->mode == OUTPUT_CSV) {
+		if (d.csv_rows == 0)
+			r = csv_header(stdout);
+		if (r >= 0 && (fflush(stdout) != 0 || ferror(stdout)))
+			r = -EIO;
+		if (r < 0)
+			fprintf(stderr, "hwlat-report: cannot write the output: %s\n",
+				strerror(-r));
+		goto out;
+	}
+
+	print_start(stdout, o->mode == OUTPUT_JSON);
+	r = print_report(&d, &exceeded);
+	if (r >= 0)
+		r = print_end();
+	if (r < 0) {
+		fprintf(stderr, "hwlat-report: cannot write the report: %s\n", strerror(-r));
+		goto out;
+	}
+	/* svg_write() names the cause; any failure is an output error. */
+	if (o->svg_path && svg_write(o->svg_path, &d) < 0)
+		r = -EIO;
+out:
+	report_data_done(&d);
+	if (r == -ENOENT)
+		return EXIT_NO_MATCH;
+	if (r < 0)
+		return EXIT_ERROR;
+	return exceeded ? EXIT_HARDLIMIT : EXIT_SUCCESS;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = { .entries = STATS_LINEAR_DEFAULT };
+	int r;
+
+	r = parse_args(argc, argv, &o);
+	if (r <= 0) {
+		free(o.files);
+		return r == 0 ? EXIT_SUCCESS : EXIT_USAGE;
+	}
+	r = run(&o);
+	free(o.files);
+	return r;
+}

@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The report through the text/JSON printer; see output.h. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "histogram.h"
+#include "output.h"
+#include "print.h"
+
+static const struct {
+	const char *key;
+	const char *label;
+	double p;
+} percentiles[] = {
+	{ "p50_latency_ns", "p50 %s", 50 },
+	{ "p90_latency_ns", ", p90 %s", 90 },
+	{ "p99_latency_ns", ", p99 %s", 99 },
+	{ "p99_9_latency_ns", ", p99.9 %s", 99.9 },
+};
+
+char *describe_filters(const struct options *o, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+#define ADD(...)                                                        \
+	do {                                                            \
+		if (n < size)                                           \
+			n += (size_t)snprintf(buf + n, size - n, "%s", \
+					      n ? ", " : "");           \
+		if (n < size)                                           \
+			n += (size_t)snprintf(buf + n, size - n,        \
+					      __VA_ARGS__);             \
+	} while (0)
+	if (o->have_scan)
+		ADD("scan %s", o->scan_id);
+	if (o->all)
+		ADD("all scans");
+	if (o->have_boot)
+		ADD("boot %s", o->boot_id[0] ? o->boot_id : "(newest)");
+	if (o->have_since)
+		ADD("since %s", o->since_arg);
+	if (o->have_until)
+		ADD("until %s", o->until_arg);
+	if (o->have_cpus)
+		ADD("cpus %s", o->cpus_arg);
+#undef ADD
+	if (n == 0)
+		snprintf(buf, size, "newest scan");
+	return buf;
+}
+
+static void print_filters(const struct options *o)
+{
+	char buf[512];
+
+	print_open_object("filters");
+	if (o->have_scan)
+		print_string("scan_id", NULL, o->scan_id);
+	print_bool("all", NULL, o->all);
+	if (o->have_boot)
+		print_string("boot_id", NULL, o->boot_id);
+	if (o->have_since)
+		print_time("since_ns", NULL, o->since_ns);
+	if (o->have_until)
+		print_time("until_ns", NULL, o->until_ns);
+	if (o->have_cpus)
+		print_string("cpus", NULL, o->cpus_arg);
+	print_string("by", NULL, group_by_name(o->by));
+	print_close_object();
+	print_text("Selection:    %s\n", describe_filters(o, buf, sizeof(buf)));
+}
+
+static uint64_t scan_dropped(const struct scan *s)
+{
+	if (s->has_summary)
+		return s->dropped;
+	return s->max_seq > s->seen ? s->max_seq - s->seen : 0;
+}
+
+static void print_scan(const struct scan *s)
+{
+	print_open_object(NULL);
+	print_string("scan_id", "\nScan %s", s->id);
+	print_bool("summary", NULL, s->has_summary);
+	if (s->has_summary)
+		print_string("status", " (%s)\n", s->status);
+	else {
+		print_null("status", NULL);
+		print_text(" NO SUMMARY: the scan never finished (crash, power loss or\n"
+			   "  still running); the figures below come from its samples only\n");
+	}
+	print_string("hostname", "  host:       %s", s->hostname);
+	print_string("machine_id", " (machine %s", s->machine_id);
+	print_string("boot_id", ", boot %.8s)\n", s->boot_id);
+
+	if (s->has_summary) {
+		print_time("start_ns", "  started:    %s", s->start_ns);
+		print_duration("duration_ns", ", scanned for %s\n", s->duration_ns);
+		print_latency("threshold_ns", "  config:     threshold %s", s->threshold_ns);
+		print_latency("width_ns", ", width %s", s->width_ns);
+		print_latency("window_ns", ", window %s\n", s->window_ns);
+		print_string("mode", "              mode %s", s->mode);
+		print_string("cpus", ", cpus %s\n", s->cpus);
+		if (s->hardlimit_ns)
+			print_latency("hardlimit_ns", "  hardlimit:  %s (at scan time)\n",
+				      s->hardlimit_ns);
+		else
+			print_null("hardlimit_ns", NULL);
+		print_string("kernel", "  machine:    kernel %s", s->kernel);
+		print_string("clock", ", clock %s\n", s->clock);
+		print_string("cpu_model", "  cpu model:  %s\n", s->cpu_model);
+		print_u64("samples", "  scan wrote: %" PRIu64 " samples", s->samples);
+		print_latency("max_latency_ns", ", max %s", s->max_ns);
+		print_u64("dropped_windows", ", %" PRIu64 " dropped", s->dropped);
+		print_latency("floor_ns", ", floor %s\n", s->floor_ns);
+		print_u64("smi_total", "              %" PRIu64 " SMIs", s->smi_total);
+		print_u64("nmi_total", ", %" PRIu64 " NMIs\n", s->nmi_total);
+	} else {
+		if (s->first_ns <= s->last_ns) {
+			print_time("first_sample_ns", "  samples:    from %s", s->first_ns);
+			print_time("last_sample_ns", " to %s\n", s->last_ns);
+		}
+		if (s->sample_threshold_ns)
+			print_latency("threshold_ns", "  config:     threshold %s (from samples)\n",
+				      s->sample_threshold_ns);
+		print_u64("dropped_windows",
+			  "  dropped:    %" PRIu64 " windows (gaps in the sequence numbers)\n",
+			  scan_dropped(s));
+	}
+	print_u64("samples_read", "  read:       %" PRIu64 " samples", s->seen);
+	print_u64("samples_matched", ", %" PRIu64 " match the selection\n", s->matched);
+	print_close_object();
+}
+
+static void print_stats_body(const struct stats *st)
+{
+	print_u64("samples", "Samples:      %" PRIu64, st->n);
+	print_u64("over_threshold", " (%" PRIu64 " with gaps over the threshold)\n",
+		  st->over_threshold);
+	print_latency("min_latency_ns", "Latency:      min %s", st->n ? st->min_ns : 0);
+	print_latency("mean_latency_ns", ", mean %s", stats_mean(st));
+	print_latency("max_latency_ns", ", max %s\n", st->max_ns);
+	print_open_object("percentiles");
+	print_text("Percentiles:  ");
+	for (size_t i = 0; i < sizeof(percentiles) / sizeof(percentiles[0]); i++)
+		print_latency(percentiles[i].key, percentiles[i].label,
+			      stats_percentile(st, percentiles[i].p));
+	print_latency("max_latency_ns", "\n", st->max_ns);
+	print_close_object();
+	print_open_object("attribution");
+	print_u64("smi_windows", "Attribution:  %" PRIu64 " windows with SMIs", st->smi_windows);
+	print_u64("smi_total", " (%" PRIu64 " SMIs),", st->smi_total);
+	print_u64("nmi_windows", " %" PRIu64 " with NMIs", st->nmi_windows);
+	print_u64("nmi_total", " (%" PRIu64 " NMIs),\n", st->nmi_total);
+	print_u64("unexplained_windows", "              %" PRIu64 " unexplained (neither)\n",
+		  st->unexplained_windows);
+	print_close_object();
+}
+
+static void print_row(const struct stats *st)
+{
+	print_u64("samples", " %9" PRIu64, st->n);
+	print_latency("max_latency_ns", " %10s", st->max_ns);
+	print_latency("mean_latency_ns", " %10s", stats_mean(st));
+	for (size_t i = 0; i < sizeof(percentiles) / sizeof(percentiles[0]); i++)
+		print_latency(percentiles[i].key,
+			      percentiles[i].p == 99 ? " %10s" : NULL,
+			      stats_percentile(st, percentiles[i].p));
+	print_u64("smi_windows", " %6" PRIu64, st->smi_windows);
+	print_u64("nmi_windows", " %6" PRIu64, st->nmi_windows);
+	print_u64("unexplained_windows", " %8" PRIu64 "\n", st->unexplained_windows);
+}
+
+#define ROW_HEADER "   samples        max       mean        p99    SMI    NMI unexpl.\n"
+
+static void print_cpu_table(const struct report_data *d)
+{
+	print_open_array("cpus");
+	print_text("\nPer CPU:\n  CPU" ROW_HEADER);
+	for (size_t c = 0; c < HWLAT_MAX_CPUS; c++) {
+		if (!d->cpu[c])
+			continue;
+		print_open_object(NULL);
+		print_u64("cpu", "%5" PRIu64, c);
+		print_row(d->cpu[c]);
+		print_close_object();
+	}
+	print_close_array();
+}
+
+static const char *group_key_name(enum group_by by)
+{
+	return by == GROUP_SCAN ? "scan_id" : by == GROUP_BOOT ? "boot_id" : "machine_id";
+}
+
+static void print_group_table(const struct report_data *d)
+{
+	const char *by = group_by_name(d->o->by);
+
+	print_open_array("groups");
+	print_text("\nPer %s:\n%-12s" ROW_HEADER, by, by);
+	for (size_t i = 0; i < d->n_groups; i++) {
+		const struct group *g = d->groups[i];
+
+		print_open_object(NULL);
+		print_string(group_key_name(d->o->by), NULL, g->key);
+		if (d->o->by == GROUP_HOST) {
+			print_string("hostname", "%-12.12s", g->label);
+		} else {
+			print_text("%-12.12s", g->key);
+		}
+		print_row(&g->st);
+		print_close_object();
+	}
+	print_close_array();
+}
+
+static int print_histograms(const struct report_data *d)
+{
+	char title[96];
+	int r = 0;
+
+	if (d->o->by == GROUP_NONE)
+		return print_histogram("histogram", "all samples", &d->all, d->o);
+
+	print_open_array("histograms");
+	if (d->o->by == GROUP_CPU) {
+		for (size_t c = 0; c < HWLAT_MAX_CPUS && r >= 0; c++) {
+			if (!d->cpu[c])
+				continue;
+			print_open_object(NULL);
+			print_u64("cpu", NULL, c);
+			snprintf(title, sizeof(title), "CPU %zu", c);
+			r = print_histogram("histogram", title, d->cpu[c], d->o);
+			print_close_object();
+		}
+	} else {
+		for (size_t i = 0; i < d->n_groups && r >= 0; i++) {
+			const struct group *g = d->groups[i];
+
+			print_open_object(NULL);
+			print_string(group_key_name(d->o->by), NULL, g->key);
+			snprintf(title, sizeof(title), "%s %s", group_by_name(d->o->by),
+				 d->o->by == GROUP_HOST ? g->label : g->key);
+			r = print_histogram("histogram", title, &g->st, d->o);
+			print_close_object();
+		}
+	}
+	print_close_array();
+	return r;
+}
+
+static void print_verdict(const struct report_data *d, bool exceeded)
+{
+	print_open_object("verdict");
+	print_latency("hardlimit_ns", NULL, d->o->hardlimit_ns);
+	print_bool("exceeded", NULL, exceeded);
+	print_u64("samples_over_hardlimit", NULL, d->all.over_hardlimit);
+	print_close_object();
+	if (exceeded)
+		print_text("\nVerdict: FAIL: max %s exceeds the hardlimit",
+			   format_latency(d->all.max_ns, (char[32]){ 0 }, 32));
+	else
+		print_text("\nVerdict: PASS: max %s is within the hardlimit",
+			   format_latency(d->all.max_ns, (char[32]){ 0 }, 32));
+	print_text(" %s (%" PRIu64 " of %" PRIu64 " samples above it)\n",
+		   format_latency(d->o->hardlimit_ns, (char[32]){ 0 }, 32),
+		   d->all.over_hardlimit, d->all.n);
+}
+
+int print_report(struct report_data *d, bool *ret_exceeded)
+{
+	const struct options *o = d->o;
+	uint64_t dropped = 0, floor_ns = 0;
+	size_t n_scans = 0, n_nosummary = 0;
+	bool exceeded = o->have_hardlimit && d->all.max_ns > o->hardlimit_ns;
+	char buf[512];
+	int r;
+
+	for (size_t i = 0; i < d->n_scans; i++) {
+		const struct scan *s = &d->scans[i];
+
+		if (!s->chosen)
+			continue;
+		n_scans++;
+		dropped += scan_dropped(s);
+		if (!s->has_summary)
+			n_nosummary++;
+		if (s->has_summary && s->floor_ns > floor_ns)
+			floor_ns = s->floor_ns;
+	}
+
+	print_text("hwlat report: %zu scan%s, %" PRIu64 " sample%s\n", n_scans,
+		   n_scans == 1 ? "" : "s", d->all.n, d->all.n == 1 ? "" : "s");
+	print_filters(o);
+
+	print_open_array("scans");
+	for (size_t i = 0; i < d->n_scans; i++)
+		if (d->scans[i].chosen)
+			print_scan(&d->scans[i]);
+	print_close_array();
+
+	print_open_object("summary");
+	print_u64("scans", NULL, n_scans);
+	print_u64("scans_without_summary", NULL, n_nosummary);
+	print_text("\n");
+	if (n_nosummary > 0)
+		print_text("Warning:      %zu scan%s without a summary (flagged above)\n",
+			   n_nosummary, n_nosummary == 1 ? "" : "s");
+	if (d->all.n == 0)
+		print_text("No samples match (%s): no window of the chosen scan%s had a\n"
+			   "gap over its threshold, an NMI or an SMI.\n",
+			   describe_filters(o, buf, sizeof(buf)), n_scans == 1 ? "" : "s");
+	print_stats_body(&d->all);
+	print_u64("dropped_windows", "Dropped:      %" PRIu64 " windows\n", dropped);
+	if (floor_ns)
+		print_latency("floor_ns", "Floor:        %s (detection floor: median "
+					  "back-to-back clock read)\n", floor_ns);
+	else
+		print_null("floor_ns", "Floor:        %s (no scan summary gave one)\n");
+	if (d->first_ns <= d->last_ns) {
+		print_time("first_sample_ns", "Time:         %s", d->first_ns);
+		print_time("last_sample_ns", " .. %s\n", d->last_ns);
+	}
+	print_close_object();
+
+	if (d->all.n > 0)
+		print_cpu_table(d);
+	if (d->all.n > 0 && (o->by == GROUP_SCAN || o->by == GROUP_BOOT || o->by == GROUP_HOST))
+		print_group_table(d);
+
+	if (d->all.n > 0 && (print_is_json() || o->histogram)) {
+		r = print_histograms(d);
+		if (r < 0)
+			return r;
+	}
+	if (o->have_hardlimit)
+		print_verdict(d, exceeded);
+	*ret_exceeded = exceeded;
+	return 0;
+}

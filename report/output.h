@@ -1,0 +1,12 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The report (text or JSON, through the printer) from the collected data. */
+#pragma once
+
+#include "collect.h"
+
+/* Describes the active filters ("scan 0123..., cpus 0-1") into buf. */
+char *describe_filters(const struct options *o, char *buf, size_t size);
+
+/* Prints the whole report; *ret_exceeded tells whether --hardlimit was
+ * exceeded. Returns 0 or a negative errno. */
+int print_report(struct report_data *d, bool *ret_exceeded);

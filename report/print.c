@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The text/JSON printer; see print.h. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <string.h>
+#include <time.h>
+
+#include "parse.h"
+#include "print.h"
+
+#define MAX_DEPTH 16
+
+static struct {
+	FILE *f;
+	bool json;
+	unsigned depth;
+	bool first[MAX_DEPTH]; /* nothing printed yet at this level */
+} P;
+
+void print_start(FILE *f, bool json)
+{
+	memset(&P, 0, sizeof(P));
+	P.f = f;
+	P.json = json;
+	P.first[0] = true;
+	if (json) {
+		fputc('{', f);
+		P.depth = 1;
+		P.first[1] = true;
+	}
+}
+
+int print_end(void)
+{
+	if (P.json)
+		fputs("}\n", P.f);
+	if (fflush(P.f) != 0 || ferror(P.f))
+		return -EIO;
+	return 0;
+}
+
+bool print_is_json(void)
+{
+	return P.json;
+}
+
+static void json_string(const char *s)
+{
+	fputc('"', P.f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		switch (*p) {
+		case '"':
+			fputs("\\\"", P.f);
+			break;
+		case '\\':
+			fputs("\\\\", P.f);
+			break;
+		case '\n':
+			fputs("\\n", P.f);
+			break;
+		case '\t':
+			fputs("\\t", P.f);
+			break;
+		default:
+			if (*p < 0x20)
+				fprintf(P.f, "\\u%04x", *p);
+			else
+				fputc(*p, P.f);
+		}
+	}
+	fputc('"', P.f);
+}
+
+/* Comma and key before a JSON value; key is NULL inside arrays. */
+static void json_member(const char *key)
+{
+	if (!P.first[P.depth])
+		fputc(',', P.f);
+	P.first[P.depth] = false;
+	if (key) {
+		json_string(key);
+		fputc(':', P.f);
+	}
+}
+
+static void open_container(const char *key, char c)
+{
+	if (!P.json)
+		return;
+	json_member(key);
+	fputc(c, P.f);
+	if (P.depth + 1 < MAX_DEPTH)
+		P.depth++;
+	P.first[P.depth] = true;
+}
+
+static void close_container(char c)
+{
+	if (!P.json)
+		return;
+	fputc(c, P.f);
+	if (P.depth > 0)
+		P.depth--;
+}
+
+void print_open_object(const char *key)
+{
+	open_container(key, '{');
+}
+
+void print_close_object(void)
+{
+	close_container('}');
+}
+
+void print_open_array(const char *key)
+{
+	open_container(key, '[');
+}
+
+void print_close_array(void)
+{
+	close_container(']');
+}
+
+void print_text(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (P.json)
+		return;
+	va_start(ap, fmt);
+	vfprintf(P.f, fmt, ap);
+	va_end(ap);
+}
+
+/* The formats come from the report code, never from input. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+
+void print_string(const char *key, const char *fmt, const char *value)
+{
+	if (P.json) {
+		if (!key)
+			return;
+		json_member(key);
+		json_string(value ? value : "");
+	} else if (fmt) {
+		fprintf(P.f, fmt, value ? value : "");
+	}
+}
+
+void print_u64(const char *key, const char *fmt, uint64_t value)
+{
+	if (P.json) {
+		if (!key)
+			return;
+		json_member(key);
+		fprintf(P.f, "%" PRIu64, value);
+	} else if (fmt) {
+		fprintf(P.f, fmt, value);
+	}
+}
+
+void print_bool(const char *key, const char *fmt, bool value)
+{
+	if (P.json) {
+		if (!key)
+			return;
+		json_member(key);
+		fputs(value ? "true" : "false", P.f);
+	} else if (fmt) {
+		fprintf(P.f, fmt, value ? "yes" : "no");
+	}
+}
+
+void print_null(const char *key, const char *fmt)
+{
+	if (P.json) {
+		if (!key)
+			return;
+		json_member(key);
+		fputs("null", P.f);
+	} else if (fmt) {
+		fprintf(P.f, fmt, "-");
+	}
+}
+
+void print_latency(const char *key, const char *fmt, uint64_t ns)
+{
+	char buf[32];
+
+	if (P.json)
+		print_u64(key, NULL, ns);
+	else if (fmt)
+		fprintf(P.f, fmt, format_latency(ns, buf, sizeof(buf)));
+}
+
+void print_time(const char *key, const char *fmt, uint64_t ns)
+{
+	char buf[64];
+
+	if (P.json)
+		print_u64(key, NULL, ns);
+	else if (fmt)
+		fprintf(P.f, fmt, format_time(ns, buf, sizeof(buf)));
+}
+
+void print_duration(const char *key, const char *fmt, uint64_t ns)
+{
+	char buf[64];
+
+	if (P.json)
+		print_u64(key, NULL, ns);
+	else if (fmt)
+		fprintf(P.f, fmt, format_duration(ns, buf, sizeof(buf)));
+}
+
+#pragma GCC diagnostic pop
+
+char *format_time(uint64_t ns, char *buf, size_t size)
+{
+	time_t sec = (time_t)(ns / NSEC_PER_SEC);
+	struct tm tm;
+	char date[48];
+
+	if (!localtime_r(&sec, &tm) ||
+	    strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S", &tm) == 0) {
+		snprintf(buf, size, "@%" PRIu64, (uint64_t)(ns / NSEC_PER_SEC));
+		return buf;
+	}
+	snprintf(buf, size, "%s.%03" PRIu64 " %s", date,
+		 (uint64_t)((ns % NSEC_PER_SEC) / NSEC_PER_MSEC), tm.tm_zone ? tm.tm_zone : "");
+	return buf;
+}
+
+char *format_duration(uint64_t ns, char *buf, size_t size)
+{
+	uint64_t s = ns / NSEC_PER_SEC, ms = (ns % NSEC_PER_SEC) / NSEC_PER_MSEC;
+
+	if (ns < NSEC_PER_SEC)
+		return format_latency(ns, buf, size);
+	if (s < 60)
+		snprintf(buf, size, "%" PRIu64 ".%03" PRIu64 " s", s, ms);
+	else if (s < 3600)
+		snprintf(buf, size, "%" PRIu64 "min %" PRIu64 "s", s / 60, s % 60);
+	else if (s < 86400)
+		snprintf(buf, size, "%" PRIu64 "h %" PRIu64 "min %" PRIu64 "s",
+			 s / 3600, s % 3600 / 60, s % 60);
+	else
+		snprintf(buf, size, "%" PRIu64 "d %" PRIu64 "h %" PRIu64 "min",
+			 s / 86400, s % 86400 / 3600, s % 3600 / 60);
+	return buf;
+}

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Types shared by the parts of hwlat-report. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "parse.h"
+#include "stats.h"
+
+#define ID128_LEN 32
+#define HOSTNAME_MAX 64
+
+enum group_by { GROUP_NONE, GROUP_CPU, GROUP_SCAN, GROUP_BOOT, GROUP_HOST };
+enum output_mode { OUTPUT_TEXT, OUTPUT_JSON, OUTPUT_CSV };
+
+struct options {
+	char **files;
+	size_t n_files;
+	const char *directory;
+	bool have_scan;
+	char scan_id[ID128_LEN + 1];
+	bool all;
+	bool have_boot;
+	char boot_id[ID128_LEN + 1]; /* empty: the newest boot with hwlat entries */
+	bool have_since, have_until;
+	uint64_t since_ns, until_ns;
+	const char *since_arg, *until_arg;
+	bool have_cpus;
+	cpu_set_bits cpus;
+	const char *cpus_arg;
+	enum group_by by;
+	bool histogram;
+	uint64_t bucket_ns; /* 0: log2 buckets */
+	size_t entries;     /* linear buckets before the overflow bucket */
+	enum output_mode mode;
+	const char *svg_path;
+	bool have_hardlimit;
+	uint64_t hardlimit_ns;
+	bool color;
+};
+
+/* One sample entry (MESSAGE_ID HWLAT_SAMPLE_MESSAGE_ID). */
+struct hwlat_sample {
+	char scan_id[ID128_LEN + 1];
+	char boot_id[ID128_LEN + 1];
+	char machine_id[ID128_LEN + 1];
+	char hostname[HOSTNAME_MAX + 1];
+	uint64_t seq, cpu, inner_ns, outer_ns, latency_ns, count;
+	uint64_t nmi_count, nmi_ns, smi_count, timestamp_ns, threshold_ns;
+};
+
+/* What is known about one scan: its summary entry, if any, and what its
+ * samples showed. */
+struct scan {
+	char id[ID128_LEN + 1];
+	char boot_id[ID128_LEN + 1];
+	char machine_id[ID128_LEN + 1];
+	char hostname[HOSTNAME_MAX + 1];
+	bool has_summary;
+	char status[16];
+	char mode[32];
+	char cpus[128];
+	char kernel[128];
+	char cpu_model[128];
+	char clock[32];
+	uint64_t threshold_ns, width_ns, window_ns, hardlimit_ns;
+	uint64_t start_ns, duration_ns, samples, max_ns, dropped;
+	uint64_t smi_total, nmi_total, floor_ns;
+	/* From the sample entries read (before --cpu/--since/--until). */
+	uint64_t seen, max_seq, sample_threshold_ns;
+	uint64_t first_ns, last_ns;
+	/* Samples that passed every filter. */
+	uint64_t matched;
+	bool chosen;
+};
+
+static inline void freep(void *p)
+{
+	free(*(void **)p);
+}
+
+#define _cleanup_free_ __attribute__((cleanup(freep)))
+
+static inline void fclosep(FILE **f)
+{
+	if (*f)
+		fclose(*f);
+}
+
+#define _cleanup_fclose_ __attribute__((cleanup(fclosep)))

@@ -1,0 +1,384 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* --svg: histogram and latency over time; see svg.h. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "print.h"
+#include "svg.h"
+
+#define W 1100
+#define H 880
+#define LEFT 90
+#define RIGHT 120
+#define PLOT_W (W - LEFT - RIGHT)
+#define HIST_TOP 120
+#define HIST_H 250
+#define TIME_TOP (HIST_TOP + HIST_H + 100)
+#define TIME_H 250
+
+#define C_BAR "#3b7dd8"
+#define C_OVER "#d62728"
+#define C_THRESH "#e69500"
+#define C_HARD "#d62728"
+#define C_AXIS "#333333"
+#define C_GRID "#dddddd"
+
+static void xml_text(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '<':
+			fputs("&lt;", f);
+			break;
+		case '>':
+			fputs("&gt;", f);
+			break;
+		case '&':
+			fputs("&amp;", f);
+			break;
+		case '"':
+			fputs("&quot;", f);
+			break;
+		default:
+			if ((unsigned char)*s >= 0x20)
+				fputc(*s, f);
+		}
+	}
+}
+
+static void text(FILE *f, double x, double y, const char *anchor, const char *style,
+		 const char *s)
+{
+	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\" %s>", x, y, anchor,
+		style ? style : "");
+	xml_text(f, s);
+	fputs("</text>\n", f);
+}
+
+static char *lat(uint64_t ns, char *buf)
+{
+	return format_latency(ns, buf, 32);
+}
+
+/* Where latency v falls on the histogram's x axis, or -1 outside it. */
+static double hist_x(const struct bucket *b, int n, double bw, uint64_t v)
+{
+	for (int i = 0; i < n; i++) {
+		double frac;
+
+		if (v < b[i].low_ns || (b[i].high_ns != UINT64_MAX && v >= b[i].high_ns))
+			continue;
+		if (b[i].high_ns == UINT64_MAX)
+			frac = 0;
+		else if (b[i].low_ns > 0 && b[i].high_ns == 2 * b[i].low_ns)
+			frac = log2((double)v / (double)b[i].low_ns);
+		else
+			frac = (double)(v - b[i].low_ns) / (double)(b[i].high_ns - b[i].low_ns);
+		return LEFT + (i + frac) * bw;
+	}
+	return -1;
+}
+
+static void draw_histogram(FILE *f, const struct report_data *d, uint64_t threshold,
+			   uint64_t hardlimit, const struct bucket *b, int n)
+{
+	uint64_t largest = 1;
+	double bw, ymax;
+	char l1[32], l2[32], buf[128];
+
+	text(f, LEFT, HIST_TOP - 26, "start", "font-size=\"16\" font-weight=\"bold\"",
+	     d->o->bucket_ns ? "Latency histogram (linear buckets, log count scale)" :
+			       "Latency histogram (log2 buckets, log count scale)");
+	fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"%s\"/>\n",
+		LEFT, HIST_TOP, PLOT_W, HIST_H, C_AXIS);
+	if (n <= 0) {
+		text(f, LEFT + PLOT_W / 2.0, HIST_TOP + HIST_H / 2.0, "middle", NULL,
+		     "no samples");
+		return;
+	}
+	for (int i = 0; i < n; i++)
+		if (b[i].count > largest)
+			largest = b[i].count;
+	ymax = log10((double)largest + 1) * 1.1;
+	bw = (double)PLOT_W / n;
+
+	/* Count grid lines at powers of ten. */
+	for (uint64_t c = 1; (double)c <= (double)largest * 10 && log10((double)c + 1) <= ymax; c *= 10) {
+		double y = HIST_TOP + HIST_H - log10((double)c + 1) / ymax * HIST_H;
+
+		fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"%s\"/>\n",
+			LEFT, y, LEFT + PLOT_W, y, C_GRID);
+		snprintf(buf, sizeof(buf), "%" PRIu64, c);
+		text(f, LEFT - 6, y + 4, "end", "font-size=\"11\"", buf);
+	}
+	for (int i = 0; i < n; i++) {
+		double h = log10((double)b[i].count + 1) / ymax * HIST_H;
+		double x = LEFT + i * bw;
+		bool over = hardlimit && b[i].high_ns > hardlimit + 1;
+
+		if (b[i].count > 0)
+			fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>\n",
+				x + bw * 0.1, HIST_TOP + HIST_H - h, bw * 0.8, h,
+				over ? C_OVER : C_BAR);
+		if (b[i].count > 0 && bw >= 24) {
+			snprintf(buf, sizeof(buf), "%" PRIu64, b[i].count);
+			text(f, x + bw / 2, HIST_TOP + HIST_H - h - 4, "middle", "font-size=\"10\"", buf);
+		}
+		/* Label every bucket edge that fits. */
+		if (bw >= 40 || i % (int)ceil(40 / bw) == 0) {
+			lat(b[i].low_ns, l1);
+			text(f, x, HIST_TOP + HIST_H + 16, "middle", "font-size=\"10\"", l1);
+		}
+	}
+	if (b[n - 1].high_ns != UINT64_MAX)
+		text(f, LEFT + PLOT_W, HIST_TOP + HIST_H + 16, "middle", "font-size=\"10\"",
+		     lat(b[n - 1].high_ns, l2));
+	text(f, LEFT + PLOT_W / 2.0, HIST_TOP + HIST_H + 36, "middle", "font-size=\"12\"",
+	     "latency (bucket lower bounds)");
+	snprintf(buf, sizeof(buf), "font-size=\"12\" transform=\"rotate(-90 20 %d)\"",
+		 HIST_TOP + HIST_H / 2);
+	text(f, 20, HIST_TOP + HIST_H / 2.0, "middle", buf, "samples");
+
+	if (threshold) {
+		double x = hist_x(b, n, bw, threshold);
+
+		if (x >= 0) {
+			fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"%s\" stroke-width=\"2\" stroke-dasharray=\"6 4\"/>\n",
+				x, HIST_TOP, x, HIST_TOP + HIST_H, C_THRESH);
+			snprintf(buf, sizeof(buf), "threshold %s", lat(threshold, l1));
+			text(f, x, HIST_TOP - 6, "middle", "font-size=\"11\" fill=\"" C_THRESH "\"", buf);
+		}
+	}
+	if (hardlimit) {
+		double x = hist_x(b, n, bw, hardlimit);
+
+		if (x >= 0) {
+			fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"%s\" stroke-width=\"2\" stroke-dasharray=\"6 4\"/>\n",
+				x, HIST_TOP, x, HIST_TOP + HIST_H, C_HARD);
+			snprintf(buf, sizeof(buf), "hardlimit %s", lat(hardlimit, l1));
+			text(f, x, HIST_TOP - 6, "middle", "font-size=\"11\" fill=\"" C_HARD "\"", buf);
+		}
+	}
+}
+
+static double time_y(double lo, double hi, uint64_t v)
+{
+	double l = log10(v > 0 ? (double)v : 1);
+
+	if (l < lo)
+		l = lo;
+	if (l > hi)
+		l = hi;
+	return TIME_TOP + TIME_H - (l - lo) / (hi - lo) * TIME_H;
+}
+
+static void draw_timeline(FILE *f, const struct report_data *d, uint64_t threshold,
+			  uint64_t hardlimit, uint64_t t0, uint64_t t1)
+{
+	const struct timeline *tl = &d->timeline;
+	uint64_t vmin = d->all.n ? d->all.min_ns : 1000, vmax = d->all.n ? d->all.max_ns : 1000;
+	double lo, hi, span;
+	char buf[128], l1[32];
+
+	text(f, LEFT, TIME_TOP - 14, "start", "font-size=\"16\" font-weight=\"bold\"",
+	     "Latency over time (largest per time bin, log scale)");
+	fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"%s\"/>\n",
+		LEFT, TIME_TOP, PLOT_W, TIME_H, C_AXIS);
+	if (threshold && threshold < vmin)
+		vmin = threshold;
+	if (hardlimit && hardlimit > vmax)
+		vmax = hardlimit;
+	lo = floor(log10(vmin > 0 ? (double)vmin : 1));
+	hi = ceil(log10((double)vmax + 1));
+	if (hi <= lo)
+		hi = lo + 1;
+	span = t1 > t0 ? (double)(t1 - t0) : 1;
+
+	for (double e = lo; e <= hi; e++) {
+		double y = TIME_TOP + TIME_H - (e - lo) / (hi - lo) * TIME_H;
+
+		fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"%s\"/>\n",
+			LEFT, y, LEFT + PLOT_W, y, C_GRID);
+		text(f, LEFT - 6, y + 4, "end", "font-size=\"11\"",
+		     lat((uint64_t)pow(10, e), l1));
+	}
+	for (int i = 0; i <= 5; i++) {
+		uint64_t t = t0 + (uint64_t)(span * i / 5);
+		double x = LEFT + PLOT_W * i / 5.0;
+		time_t sec = (time_t)(t / 1000000000ULL);
+		struct tm tm;
+
+		if (localtime_r(&sec, &tm) && strftime(buf, sizeof(buf), "%H:%M:%S", &tm))
+			text(f, x, TIME_TOP + TIME_H + 16, "middle", "font-size=\"11\"", buf);
+	}
+	snprintf(buf, sizeof(buf), "time (from %s, span %s)",
+		 format_time(t0, (char[64]){ 0 }, 64), format_duration(t1 - t0, l1, sizeof(l1)));
+	text(f, LEFT + PLOT_W / 2.0, TIME_TOP + TIME_H + 36, "middle", "font-size=\"12\"", buf);
+	snprintf(buf, sizeof(buf), "font-size=\"12\" transform=\"rotate(-90 20 %d)\"",
+		 TIME_TOP + TIME_H / 2);
+	text(f, 20, TIME_TOP + TIME_H / 2.0, "middle", buf, "latency");
+
+	if (threshold) {
+		double y = time_y(lo, hi, threshold);
+
+		fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\" stroke-dasharray=\"6 4\"/>\n",
+			LEFT, y, LEFT + PLOT_W, y, C_THRESH);
+		snprintf(buf, sizeof(buf), "threshold %s", lat(threshold, l1));
+		text(f, LEFT + PLOT_W + 6, y + 4, "start", "font-size=\"11\" fill=\"" C_THRESH "\"", buf);
+	}
+	if (hardlimit) {
+		double y = time_y(lo, hi, hardlimit);
+
+		fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\" stroke-dasharray=\"6 4\"/>\n",
+			LEFT, y, LEFT + PLOT_W, y, C_HARD);
+		snprintf(buf, sizeof(buf), "hardlimit %s", lat(hardlimit, l1));
+		text(f, LEFT + PLOT_W + 6, y + 4, "start", "font-size=\"11\" fill=\"" C_HARD "\"", buf);
+	}
+	if (!tl->any)
+		return;
+	for (uint64_t k = tl->kmin; k <= tl->kmax; k++) {
+		const struct timeline_bin *b = timeline_bin(tl, k);
+		uint64_t mid = k * tl->width_ns + tl->width_ns / 2;
+		double x;
+
+		if (b->count == 0)
+			continue;
+		if (mid < t0)
+			mid = t0;
+		if (mid > t1)
+			mid = t1;
+		x = LEFT + (double)(mid - t0) / span * PLOT_W;
+		fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"><title>%s, %" PRIu64 " samples</title></circle>\n",
+			x, time_y(lo, hi, b->max_ns), hardlimit && b->max_ns > hardlimit ? C_OVER : C_BAR,
+			lat(b->max_ns, l1), b->count);
+	}
+}
+
+static int write_svg(FILE *f, const struct report_data *d)
+{
+	_cleanup_free_ struct bucket *b = NULL;
+	uint64_t threshold = 0, hardlimit = d->o->hardlimit_ns;
+	uint64_t t0 = d->first_ns, t1 = d->last_ns;
+	size_t n_scans = 0, line = 0;
+	char buf[512], l1[32], l2[32];
+	int n;
+
+	for (size_t i = 0; i < d->n_scans; i++) {
+		const struct scan *s = &d->scans[i];
+		uint64_t th = s->has_summary ? s->threshold_ns : s->sample_threshold_ns;
+
+		if (!s->chosen)
+			continue;
+		n_scans++;
+		if (th && (!threshold || th < threshold))
+			threshold = th;
+		if (!hardlimit && s->hardlimit_ns)
+			hardlimit = s->hardlimit_ns;
+		if (s->has_summary) {
+			if (s->start_ns < t0)
+				t0 = s->start_ns;
+			if (s->start_ns + s->duration_ns > t1 || t1 == 0)
+				t1 = s->start_ns + s->duration_ns;
+		}
+	}
+	if (t0 > t1)
+		t0 = t1;
+
+	n = stats_buckets(&d->all, &b);
+	if (n < 0)
+		return n;
+
+	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		   "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+		   "font-family=\"DejaVu Sans, Arial, Helvetica, sans-serif\">\n"
+		   "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
+		W, H, W, H);
+	snprintf(buf, sizeof(buf), "hwlat report: %zu scan%s, %" PRIu64 " samples, max %s, p99 %s",
+		 n_scans, n_scans == 1 ? "" : "s", d->all.n, lat(d->all.max_ns, l1),
+		 lat(stats_percentile(&d->all, 99), l2));
+	text(f, LEFT, 32, "start", "font-size=\"20\" font-weight=\"bold\"", buf);
+	if (d->o->have_hardlimit) {
+		bool exceeded = d->all.max_ns > d->o->hardlimit_ns;
+
+		snprintf(buf, sizeof(buf), "%s: max %s the hardlimit %s",
+			 exceeded ? "FAIL" : "PASS", exceeded ? "exceeds" : "is within",
+			 lat(d->o->hardlimit_ns, l1));
+		text(f, LEFT, 60, "start",
+		     exceeded ? "font-size=\"18\" font-weight=\"bold\" fill=\"" C_OVER "\"" :
+				"font-size=\"18\" font-weight=\"bold\" fill=\"#2ca02c\"", buf);
+	}
+	draw_histogram(f, d, threshold, hardlimit, b, n);
+	draw_timeline(f, d, threshold, hardlimit, t0, t1);
+
+	for (size_t i = 0; i < d->n_scans && line < 4; i++) {
+		const struct scan *s = &d->scans[i];
+
+		if (!s->chosen)
+			continue;
+		snprintf(buf, sizeof(buf), "scan %s on %s: %s%s%s", s->id,
+			 s->hostname[0] ? s->hostname : "?",
+			 s->has_summary ? s->status : "NO SUMMARY (crash or power loss?)",
+			 s->has_summary && s->kernel[0] ? ", kernel " : "",
+			 s->has_summary ? s->kernel : "");
+		text(f, LEFT, TIME_TOP + TIME_H + 64 + 18 * (double)line++, "start",
+		     s->has_summary ? "font-size=\"12\"" :
+				      "font-size=\"12\" fill=\"" C_OVER "\"", buf);
+	}
+	if (n_scans > line) {
+		snprintf(buf, sizeof(buf), "... and %zu more scans", n_scans - line);
+		text(f, LEFT, TIME_TOP + TIME_H + 64 + 18 * (double)line, "start",
+		     "font-size=\"12\"", buf);
+	}
+	fputs("</svg>\n", f);
+	return 0;
+}
+
+int svg_write(const char *path, const struct report_data *d)
+{
+	char tmp[4096];
+	FILE *f;
+	int r;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmpXXXXXX", path) >= (int)sizeof(tmp)) {
+		fprintf(stderr, "hwlat-report: --svg path too long: %s\n", path);
+		return -ENAMETOOLONG;
+	}
+	{
+		int fd = mkstemp(tmp);
+
+		if (fd < 0) {
+			r = -errno;
+			fprintf(stderr, "hwlat-report: cannot create %s: %s\n", tmp, strerror(-r));
+			return r;
+		}
+		f = fdopen(fd, "w");
+		if (!f) {
+			r = -errno;
+			close(fd);
+			unlink(tmp);
+			fprintf(stderr, "hwlat-report: cannot write %s: %s\n", tmp, strerror(-r));
+			return r;
+		}
+	}
+	r = write_svg(f, d);
+	if (fflush(f) != 0 || ferror(f))
+		r = r < 0 ? r : -EIO;
+	if (fchmod(fileno(f), 0644) < 0 && r >= 0)
+		r = -errno;
+	if (fclose(f) != 0 && r >= 0)
+		r = -errno;
+	if (r >= 0 && rename(tmp, path) < 0)
+		r = -errno;
+	if (r < 0) {
+		unlink(tmp);
+		fprintf(stderr, "hwlat-report: cannot write SVG %s: %s\n", path, strerror(-r));
+		return r;
+	}
+	return 0;
+}
