@@ -1,0 +1,374 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Shared helpers of the guest test programs (abi-test, torture): TAP output,
+ * debugfs file access that reports -errno, and strict parsers for the
+ * `sample` and `stream` line formats of docs/interfaces.md.
+ *
+ * These programs run inside the QEMU guest only (tests/kernel/lab), as root,
+ * with debugfs mounted and hwlat_detector loaded.
+ */
+#ifndef HWLAT_LAB_H
+#define HWLAT_LAB_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define HWLAT_DIR "/sys/kernel/debug/hwlat_detector"
+#define HWLAT_KO "/hwlat_detector.ko"
+
+static int tap_n;
+static int tap_failed;
+
+static inline void closep(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+}
+
+static inline void freep(void *p)
+{
+	free(*(void **)p);
+}
+
+#define _cleanup_close_ __attribute__((cleanup(closep)))
+#define _cleanup_free_ __attribute__((cleanup(freep)))
+
+__attribute__((format(printf, 1, 2)))
+static inline void diag(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("# ", stdout);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	fputc('\n', stdout);
+	fflush(stdout);
+}
+
+/* One TAP line; returns cond so callers can print what they saw on failure. */
+__attribute__((format(printf, 2, 3)))
+static inline bool ok(bool cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	tap_n++;
+	if (!cond)
+		tap_failed++;
+	printf("%sok %d - ", cond ? "" : "not ", tap_n);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	fputc('\n', stdout);
+	fflush(stdout);
+	return cond;
+}
+
+static inline int tap_done(void)
+{
+	printf("1..%d\n", tap_n);
+	diag("%d passed, %d failed", tap_n - tap_failed, tap_failed);
+	return tap_failed ? 1 : 0;
+}
+
+static inline uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static inline void sleep_ms(unsigned int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static inline void path_of(char *buf, size_t len, const char *file)
+{
+	snprintf(buf, len, "%s/%s", HWLAT_DIR, file);
+}
+
+static inline int open_file(const char *file, int flags)
+{
+	char p[256];
+	int fd;
+
+	path_of(p, sizeof(p), file);
+	fd = open(p, flags | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/* Reads a file with one read() into buf (NUL-terminated): bytes or -errno. */
+static inline ssize_t rd(const char *file, char *buf, size_t len)
+{
+	_cleanup_close_ int fd = open_file(file, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return fd;
+	n = read(fd, buf, len - 1);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return n;
+}
+
+/* Writes len bytes of s with one write(): 0 when all were taken, else -errno. */
+static inline int wrn(const char *file, const char *s, size_t len)
+{
+	_cleanup_close_ int fd = open_file(file, O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return fd;
+	n = write(fd, s, len);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EIO;
+}
+
+static inline int wr(const char *file, const char *s)
+{
+	return wrn(file, s, strlen(s));
+}
+
+static inline int wrnum(const char *file, long long v)
+{
+	char b[32];
+
+	snprintf(b, sizeof(b), "%lld", v);
+	return wr(file, b);
+}
+
+/* A number file ("N\n"): its value, or -1 when unreadable or malformed. */
+static inline long long rdnum(const char *file)
+{
+	char b[64], *end;
+	long long v;
+
+	if (rd(file, b, sizeof(b)) <= 0)
+		return -1;
+	errno = 0;
+	v = strtoll(b, &end, 10);
+	if (errno || end == b || strcmp(end, "\n") != 0)
+		return -1;
+	return v;
+}
+
+/* Escapes a buffer for diagnostics (control characters as \xNN). */
+static inline const char *esc(const char *s, size_t len)
+{
+	static char out[4][512];
+	static int which;
+	char *o = out[which++ & 3];
+	size_t j = 0;
+
+	for (size_t i = 0; i < len && j + 5 < sizeof(out[0]); i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c == '\n') {
+			o[j++] = '\\';
+			o[j++] = 'n';
+		} else if (c == '\t') {
+			o[j++] = '\\';
+			o[j++] = 't';
+		} else if (c < 0x20 || c >= 0x7f) {
+			j += (size_t)snprintf(o + j, sizeof(out[0]) - j, "\\x%02x", c);
+		} else {
+			o[j++] = (char)c;
+		}
+	}
+	o[j] = '\0';
+	return o;
+}
+
+static inline const char *escs(const char *s)
+{
+	return esc(s, strlen(s));
+}
+
+/* Parses one run of decimal digits (at least one, at most 20) at *p. */
+static inline bool digits(const char **p, const char *end, uint64_t *v, int *ndig)
+{
+	uint64_t x = 0;
+	int n = 0;
+
+	while (*p < end && **p >= '0' && **p <= '9') {
+		if (x > (UINT64_MAX - 9) / 10)
+			return false;
+		x = x * 10 + (uint64_t)(**p - '0');
+		(*p)++;
+		n++;
+	}
+	if (v)
+		*v = x;
+	if (ndig)
+		*ndig = n;
+	return n > 0;
+}
+
+struct sample_line {
+	uint64_t sec, nsec, inner_us, outer_us;
+};
+
+/*
+ * `<sec>.<nsec>\t<inner us>\t<outer us>\n`, exactly, with the 2009 module's
+ * "%010lu.%010lu" time (docs/interfaces.md: the legacy ABI "kept exactly"):
+ * sec zero-padded to at least 10 digits, nsec exactly 10 digits (< 10^9).
+ */
+static inline bool parse_sample(const char *s, size_t len, struct sample_line *o)
+{
+	const char *p = s, *end = s + len;
+	int nd;
+
+	if (!digits(&p, end, &o->sec, &nd) || nd < 10 || p >= end || *p++ != '.')
+		return false;
+	if (!digits(&p, end, &o->nsec, &nd) || nd != 10 || o->nsec >= 1000000000ull ||
+	    p >= end || *p++ != '\t')
+		return false;
+	if (!digits(&p, end, &o->inner_us, NULL) || p >= end || *p++ != '\t')
+		return false;
+	if (!digits(&p, end, &o->outer_us, NULL) || p >= end || *p++ != '\n')
+		return false;
+	return p == end;
+}
+
+struct stream_line {
+	uint64_t seq, cpu, sec, nsec, inner_ns, outer_ns, count, nmi_count, nmi_ns, smi_count;
+};
+
+/*
+ * `<seq> <cpu> <sec>.<nsec 9 digits> <inner_ns> <outer_ns> <count> <nmi_count>
+ * <nmi_ns> <smi_count>\n`, exactly (9 fields, single spaces).
+ */
+static inline bool parse_stream(const char *s, size_t len, struct stream_line *o)
+{
+	const char *p = s, *end = s + len;
+	uint64_t *rest[] = { &o->inner_ns, &o->outer_ns, &o->count, &o->nmi_count,
+			     &o->nmi_ns, &o->smi_count };
+	int nd;
+
+	if (!digits(&p, end, &o->seq, NULL) || p >= end || *p++ != ' ')
+		return false;
+	if (!digits(&p, end, &o->cpu, NULL) || p >= end || *p++ != ' ')
+		return false;
+	if (!digits(&p, end, &o->sec, NULL) || p >= end || *p++ != '.')
+		return false;
+	if (!digits(&p, end, &o->nsec, &nd) || nd != 9)
+		return false;
+	for (size_t i = 0; i < sizeof(rest) / sizeof(rest[0]); i++) {
+		if (p >= end || *p++ != ' ' || !digits(&p, end, rest[i], NULL))
+			return false;
+	}
+	if (p >= end || *p++ != '\n')
+		return false;
+	return p == end;
+}
+
+/*
+ * A growable buffer of stream text that splits into whole lines. Readers
+ * append whatever read() returned; complete lines are parsed and counted.
+ */
+struct stream_acc {
+	char part[512];
+	size_t plen;
+	uint64_t lines, bad, last_seq, missing, out_of_order;
+	uint64_t cpus_seen; /* bit mask of CPUs */
+	uint64_t max_cpu;
+	char first_bad[160];
+	bool have_seq;
+};
+
+static inline void acc_line(struct stream_acc *a, const char *l, size_t len)
+{
+	struct stream_line s;
+
+	if (!parse_stream(l, len, &s)) {
+		if (!a->bad++)
+			snprintf(a->first_bad, sizeof(a->first_bad), "%s", esc(l, len));
+		return;
+	}
+	a->lines++;
+	if (s.cpu < 64)
+		a->cpus_seen |= 1ull << s.cpu;
+	if (s.cpu > a->max_cpu)
+		a->max_cpu = s.cpu;
+	if (a->have_seq) {
+		if (s.seq <= a->last_seq)
+			a->out_of_order++;
+		else
+			a->missing += s.seq - a->last_seq - 1;
+	} else {
+		a->missing += s.seq - 1;
+	}
+	a->have_seq = true;
+	a->last_seq = s.seq;
+}
+
+static inline void acc_feed(struct stream_acc *a, const char *buf, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (a->plen < sizeof(a->part))
+			a->part[a->plen] = buf[i];
+		a->plen++;
+		if (buf[i] == '\n') {
+			acc_line(a, a->part, a->plen < sizeof(a->part) ? a->plen : sizeof(a->part));
+			a->plen = 0;
+		}
+	}
+}
+
+static inline int cpus_online(void)
+{
+	return (int)sysconf(_SC_NPROCESSORS_ONLN);
+}
+
+static inline int delete_module(const char *name, unsigned int flags)
+{
+	return (int)syscall(SYS_delete_module, name, flags);
+}
+
+/* Loads HWLAT_KO with params: 0 or -errno. */
+static inline int load_module(const char *params)
+{
+	_cleanup_close_ int fd = open(HWLAT_KO, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (syscall(SYS_finit_module, fd, params, 0) < 0)
+		return -errno;
+	return 0;
+}
+
+static inline bool module_loaded(void)
+{
+	char line[256];
+	bool found = false;
+	FILE *f = fopen("/proc/modules", "re");
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, "hwlat_detector ", 15) == 0)
+			found = true;
+	fclose(f);
+	return found;
+}
+
+#endif
