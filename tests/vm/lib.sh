@@ -1,0 +1,95 @@
+# shellcheck shell=bash
+# Shared helpers of the QEMU guest harness (tests/vm/). Sourced, not run.
+
+# shellcheck disable=SC2034 # used by the scripts that source this file
+vm_cache=${HWLAT_TEST_CACHE:-/var/cache/hwlat-tests}
+vm_host_sources=${HWLAT_APT_SOURCES:-/etc/apt/sources.list.d/debian.sources}
+
+vm_die() {
+	echo "${0##*/}: $*" >&2
+	exit 1
+}
+
+# vm_note MSG: a progress line with the wall-clock time, on stderr.
+vm_note() {
+	printf '# [%s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2
+}
+
+vm_suite_ok() {
+	case "$1" in
+	bookworm | trixie | sid) return 0 ;;
+	*) return 1 ;;
+	esac
+}
+
+# vm_write_sources SUITE FILE: a deb822 sources file for SUITE reusing the
+# URIs: (and Signed-By:) of the machine's main, non-security Debian entry.
+# The mirror is read here, at run time, and never written into the tree.
+vm_write_sources() {
+	local suite=$1 out=$2 stanza uris signed
+	[ -r "$vm_host_sources" ] ||
+		vm_die "cannot read $vm_host_sources (needed for the mirror's URIs: line)"
+	stanza=$(awk -v RS= '!/debian-security/ && /URIs:/ {print; exit}' "$vm_host_sources")
+	uris=$(sed -n 's/^URIs:[[:space:]]*//p' <<<"$stanza")
+	signed=$(sed -n 's/^Signed-By:[[:space:]]*//p' <<<"$stanza")
+	[ -n "$uris" ] || vm_die "no URIs: line for the main archive in $vm_host_sources"
+	{
+		echo "Types: deb"
+		echo "URIs: $uris"
+		echo "Suites: $suite"
+		echo "Components: main"
+		[ -z "$signed" ] || echo "Signed-By: $signed"
+	} >"$out"
+}
+
+# vm_wait_mark LOG PATTERN TIMEOUT [PID]: waits until a line of LOG matches
+# the extended regex PATTERN. Fails after TIMEOUT seconds, or as soon as PID
+# (the runner or QEMU) has exited without the line appearing.
+vm_wait_mark() {
+	local log=$1 pat=$2 limit=$3 pid=${4:-} end
+	end=$((SECONDS + limit))
+	while [ "$SECONDS" -lt "$end" ]; do
+		if [ -f "$log" ] && tr -d '\r' <"$log" | grep -qE "$pat"; then
+			return 0
+		fi
+		if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then
+			tr -d '\r' <"$log" 2>/dev/null | grep -qE "$pat" && return 0
+			echo "vm_wait_mark: process $pid ended before '$pat' appeared in $log" >&2
+			return 1
+		fi
+		sleep 0.2
+	done
+	echo "vm_wait_mark: '$pat' did not appear in $log within $limit s" >&2
+	return 1
+}
+
+# vm_qmp SOCKET JSON...: sends qmp_capabilities then each JSON command to the
+# QMP socket of a running guest and prints the replies.
+vm_qmp() {
+	local sock=$1
+	shift
+	/usr/bin/python3 - "$sock" "$@" <<'PY'
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.settimeout(10)
+s.connect(sys.argv[1])
+f = s.makefile("rw")
+def reply():
+    while True:
+        line = f.readline()
+        if not line:
+            sys.exit("qmp: connection closed")
+        msg = json.loads(line)
+        if "event" in msg:
+            continue
+        return msg
+reply()  # greeting
+for cmd in ['{"execute":"qmp_capabilities"}'] + sys.argv[2:]:
+    f.write(cmd + "\n")
+    f.flush()
+    r = reply()
+    if "error" in r:
+        sys.exit("qmp: %s failed: %s" % (cmd, r["error"]))
+    print(json.dumps(r))
+PY
+}
