@@ -1,0 +1,454 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * acc-guest: the guest half of the accuracy suite. Built with gcc -static on
+ * the host and run as root by the initramfs /init of a QEMU guest. It drives
+ * <debugfs>/hwlat_detector/ and prints one tagged line per fact on stdout, so
+ * that the host (tests/accuracy/accuracy.py) can match what the detector saw
+ * against the faults it injected:
+ *
+ *   HWLAT-CONFIG <file>=<value read back> ...
+ *   HWLAT-NMI <when> <NMI count of cpu0> <cpu1> ...       (/proc/interrupts)
+ *   HWLAT-MSR <when> <MSR_SMI_COUNT of cpu0> <cpu1> ...   (if /dev/cpu/N/msr)
+ *   HWLAT-MARK sampling <mode> <CLOCK_REALTIME ns>        (detector enabled)
+ *   HWLAT-SAMPLE <stream line, verbatim>
+ *   HWLAT-SMI <k> <CLOCK_REALTIME ns> <cpu>               (one raised SMI)
+ *   HWLAT-SMI-CONTROL raised=<n> cpu=<cpu>                (smi-control done)
+ *   HWLAT-STATS count=<n> max=<us> dropped=<n>
+ *   HWLAT-MARK done <stream lines>
+ *   HWLAT-ERROR <what failed and why>                     (then exit 1)
+ *
+ * Usage: acc-guest sample <mode> <seconds> [<smis to raise>]
+ *        acc-guest selfcheck <seconds>   (user-space spinner, no module)
+ *        acc-guest smi-control <n> <cpu> (n SMIs from cpu, detector disabled)
+ *        acc-guest nmi                   (prints the NMI line only)
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/io.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DIR "/sys/kernel/debug/hwlat_detector/"
+#define APM_CNT_PORT 0xb2
+#define MSR_SMI_COUNT 0x34
+#define MAX_CPUS 64
+
+static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("HWLAT-ERROR ", stdout);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+	exit(1);
+}
+
+static void closep(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+}
+
+#define _cleanup_close_ __attribute__((cleanup(closep)))
+
+static int64_t now_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Writes a setting; returns 0 or -errno (the detector's verdict). */
+static int put(const char *file, const char *value)
+{
+	_cleanup_close_ int fd = open(file, O_WRONLY | O_CLOEXEC);
+	size_t len = strlen(value);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, value, len);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EIO;
+}
+
+static void set(const char *name, const char *value)
+{
+	char path[256];
+	int r;
+
+	snprintf(path, sizeof(path), DIR "%s", name);
+	r = put(path, value);
+	if (r < 0)
+		fail("writing '%s' to %s: %s", value, path, strerror(-r));
+}
+
+/* Reads a small file into buf without its trailing newline. */
+static void get(const char *name, char *buf, size_t size)
+{
+	char path[256];
+	_cleanup_close_ int fd = -1;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), DIR "%s", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		fail("opening %s: %s", path, strerror(errno));
+	n = read(fd, buf, size - 1);
+	if (n < 0)
+		fail("reading %s: %s", path, strerror(errno));
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
+/* "HWLAT-NMI <when> n0 n1 ...": the NMI line of /proc/interrupts. */
+static void print_nmis(const char *when)
+{
+	FILE *f = fopen("/proc/interrupts", "re");
+	char line[4096];
+	int found = 0;
+
+	if (!f)
+		fail("opening /proc/interrupts: %s", strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line, *end;
+
+		while (*p == ' ')
+			p++;
+		if (strncmp(p, "NMI:", 4) != 0)
+			continue;
+		found = 1;
+		printf("HWLAT-NMI %s", when);
+		p += 4;
+		for (;;) {
+			unsigned long long v;
+
+			errno = 0;
+			v = strtoull(p, &end, 10);
+			if (end == p || errno)
+				break;
+			printf(" %llu", v);
+			p = end;
+		}
+		putchar('\n');
+	}
+	fclose(f);
+	if (!found)
+		fail("/proc/interrupts has no NMI line");
+}
+
+/* "HWLAT-MSR <when> v0 v1 ...": MSR_SMI_COUNT per CPU, when readable. */
+static void print_smi_msrs(const char *when)
+{
+	char path[64], out[MAX_CPUS * 24] = "";
+	size_t len = 0;
+	int cpu;
+
+	for (cpu = 0; cpu < MAX_CPUS; cpu++) {
+		_cleanup_close_ int fd = -1;
+		uint64_t v;
+
+		snprintf(path, sizeof(path), "/dev/cpu/%d/msr", cpu);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			break;
+		if (pread(fd, &v, sizeof(v), MSR_SMI_COUNT) != sizeof(v))
+			return; /* no such MSR (AMD model): no ground truth */
+		len += snprintf(out + len, sizeof(out) - len, " %llu",
+				(unsigned long long)(uint32_t)v);
+	}
+	if (cpu > 0)
+		printf("HWLAT-MSR %s%s\n", when, out);
+}
+
+static void pin(long cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET((int)cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) < 0)
+		fail("sched_setaffinity(cpu %ld): %s", cpu, strerror(errno));
+}
+
+/*
+ * Ten "HWLAT-CLOCK <CLOCK_REALTIME ns>" lines 20 ms apart while the guest is
+ * otherwise idle: the host takes the largest (guest - host arrival) as the
+ * guest-host clock offset (a line can arrive late, never early).
+ */
+static void clock_marks(void)
+{
+	for (int i = 0; i < 10; i++) {
+		printf("HWLAT-CLOCK %lld\n", (long long)now_ns(CLOCK_REALTIME));
+		fflush(stdout);
+		usleep(20000);
+	}
+}
+
+/*
+ * Harness self-check without the module: a user-space spinner that reports
+ * windows in the stream line format (width 900 ms, window 1 s, threshold
+ * 20 ms, cpu = where it ran, no NMI/SMI attribution). It proves the host
+ * half (injection, clock offset, matching) on a real guest, so that a failing
+ * module test cannot be blamed on the harness.
+ */
+static int selfcheck(long seconds)
+{
+	const int64_t width = 900000000, window = 1000000000, thresh = 20000000;
+	int64_t end, seq = 0, printed = 0;
+
+	clock_marks();
+	printf("HWLAT-CONFIG threshold=20000 width=900000 window=1000000 mode=user-spinner\n");
+	printf("HWLAT-MARK sampling user-spinner %lld\n", (long long)now_ns(CLOCK_REALTIME));
+	end = now_ns(CLOCK_MONOTONIC) + seconds * 1000000000LL;
+	while (now_ns(CLOCK_MONOTONIC) < end) {
+		int64_t start = now_ns(CLOCK_MONOTONIC), last = start, inner = 0, outer = 0;
+		int64_t first_ts = 0, count = 0, t1, t2;
+
+		do {
+			t1 = now_ns(CLOCK_MONOTONIC);
+			t2 = now_ns(CLOCK_MONOTONIC);
+			if (t1 - last > outer)
+				outer = t1 - last;
+			if (t2 - t1 > inner)
+				inner = t2 - t1;
+			if (t2 - t1 > thresh || t1 - last > thresh) {
+				if (!count++)
+					first_ts = now_ns(CLOCK_REALTIME);
+			}
+			last = t2;
+		} while (t2 - start < width);
+		seq++;
+		if (count && ++printed)
+			printf("HWLAT-SAMPLE %lld %d %lld.%09lld %lld %lld %lld 0 0 0\n",
+			       (long long)seq, sched_getcpu(), (long long)(first_ts / 1000000000),
+			       (long long)(first_ts % 1000000000), (long long)inner,
+			       (long long)outer, (long long)count);
+		fflush(stdout);
+		usleep((useconds_t)((window - width) / 1000));
+	}
+	printf("HWLAT-STATS count=0 max=0 dropped=0 raised_smis=0\n");
+	printf("HWLAT-MARK done %lld\n", (long long)printed);
+	return 0;
+}
+
+static void raise_smi(int k)
+{
+	outb(0, APM_CNT_PORT);
+	printf("HWLAT-SMI %d %lld %d\n", k, (long long)now_ns(CLOCK_REALTIME), sched_getcpu());
+}
+
+/* Prints every complete line of buf as HWLAT-SAMPLE; keeps the rest. */
+static size_t emit_lines(char *buf, size_t len, unsigned *nlines)
+{
+	char *start = buf, *nl;
+
+	while ((nl = memchr(start, '\n', len - (size_t)(start - buf)))) {
+		*nl = '\0';
+		printf("HWLAT-SAMPLE %s\n", start);
+		(*nlines)++;
+		start = nl + 1;
+	}
+	len -= (size_t)(start - buf);
+	memmove(buf, start, len);
+	return len;
+}
+
+static int sample(const char *mode, long seconds, long smis)
+{
+	char buf[65536], val[256], msg[1024];
+	_cleanup_close_ int fd = -1;
+	size_t have = 0;
+	unsigned nlines = 0;
+	int64_t start, deadline, next_smi = INT64_MAX;
+	long raised = 0;
+	int r;
+
+	set("enable", "0");
+	set("window", "1000000");
+	set("width", "900000");
+	set("threshold", "20000");
+	set("mode", mode);
+	msg[0] = '\0';
+	for (const char *const *f = (const char *const[]){ "threshold", "width", "window",
+							  "cpus", "clock", NULL };
+	     *f; f++) {
+		get(*f, val, sizeof(val));
+		snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), " %s=%s", *f, val);
+	}
+	/* "none [round-robin] per-cpu stop-machine": the bracketed one is in force. */
+	get("mode", val, sizeof(val));
+	{
+		char *open_br = strchr(val, '['), *close_br = open_br ? strchr(open_br, ']') : NULL;
+
+		if (!close_br)
+			fail("mode file does not bracket the current mode: '%s'", val);
+		*close_br = '\0';
+		if (strcmp(open_br + 1, mode) != 0)
+			fail("mode file says '%s' after writing '%s'", open_br + 1, mode);
+		snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), " mode=%s", open_br + 1);
+	}
+	printf("HWLAT-CONFIG%s\n", msg);
+
+	/*
+	 * SMIs are raised from CPU 0 only: under QEMU 7.2 TCG with SeaBIOS, an
+	 * SMI raised from CPU 1 never leaves SMM (the guest hangs with the
+	 * detector disabled, even unloaded; see tests/accuracy/README.md).
+	 */
+	if (smis > 0) {
+		pin(0);
+		if (ioperm(APM_CNT_PORT, 1, 1) < 0)
+			fail("ioperm(0x%x): %s", APM_CNT_PORT, strerror(errno));
+	}
+
+	print_nmis("before");
+	print_smi_msrs("before");
+
+	clock_marks();
+	fd = open(DIR "stream", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		fail("opening " DIR "stream: %s", strerror(errno));
+	set("enable", "1");
+	start = now_ns(CLOCK_MONOTONIC);
+	deadline = start + seconds * 1000000000LL;
+	if (smis > 0)
+		next_smi = start + (deadline - start) / (smis + 1);
+	printf("HWLAT-MARK sampling %s %lld\n", mode, (long long)now_ns(CLOCK_REALTIME));
+	fflush(stdout);
+
+	for (;;) {
+		int64_t now = now_ns(CLOCK_MONOTONIC), until = deadline;
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		ssize_t n;
+
+		if (now >= next_smi) {
+			raise_smi((int)raised);
+			raised++;
+			next_smi = raised < smis ?
+				start + (deadline - start) * (raised + 1) / (smis + 1) :
+				INT64_MAX;
+			continue;
+		}
+		if (now >= deadline)
+			break;
+		if (next_smi < until)
+			until = next_smi;
+		r = poll(&p, 1, (int)((until - now) / 1000000 + 1));
+		if (r < 0 && errno != EINTR)
+			fail("poll(stream): %s", strerror(errno));
+		if (r <= 0)
+			continue;
+		n = read(fd, buf + have, sizeof(buf) - have - 1);
+		if (n < 0 && errno == EAGAIN)
+			continue;
+		if (n < 0)
+			fail("read(stream): %s", strerror(errno));
+		if (n == 0)
+			fail("stream returned EOF while the detector was enabled");
+		have = emit_lines(buf, have + (size_t)n, &nlines);
+		fflush(stdout);
+	}
+
+	/* Drain: disable, then read to EOF (bounded, so a hang is reported). */
+	set("enable", "0");
+	deadline = now_ns(CLOCK_MONOTONIC) + 10 * 1000000000LL;
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		ssize_t n;
+
+		if (now_ns(CLOCK_MONOTONIC) > deadline)
+			fail("stream did not reach EOF within 10 s of enable=0");
+		n = read(fd, buf + have, sizeof(buf) - have - 1);
+		if (n < 0 && errno == EAGAIN) {
+			poll(&p, 1, 100);
+			continue;
+		}
+		if (n < 0)
+			fail("read(stream) while draining: %s", strerror(errno));
+		if (n == 0)
+			break;
+		have = emit_lines(buf, have + (size_t)n, &nlines);
+	}
+	if (have)
+		fail("stream ended inside a line: '%.*s'", (int)have, buf);
+
+	print_nmis("after");
+	print_smi_msrs("after");
+	{
+		char count[64], max[64], dropped[64];
+
+		get("count", count, sizeof(count));
+		get("max", max, sizeof(max));
+		get("dropped", dropped, sizeof(dropped));
+		printf("HWLAT-STATS count=%s max=%s dropped=%s raised_smis=%ld\n", count, max,
+		       dropped, raised);
+	}
+	printf("HWLAT-MARK done %u\n", nlines);
+	fflush(stdout);
+	return 0;
+}
+
+/*
+ * Control experiment for the SMI test, detector disabled: raises n SMIs
+ * 200 ms apart between two MSR_SMI_COUNT readings, so the platform's own
+ * ground truth (QEMU + SeaBIOS SMM, the msr driver) is checked before the
+ * detector is judged against it.
+ */
+static int smi_control(long n, long cpu)
+{
+	pin(cpu);
+	if (ioperm(APM_CNT_PORT, 1, 1) < 0)
+		fail("ioperm(0x%x): %s", APM_CNT_PORT, strerror(errno));
+	print_smi_msrs("control-before");
+	for (long k = 0; k < n; k++) {
+		outb(0, APM_CNT_PORT);
+		usleep(200000);
+	}
+	print_smi_msrs("control-after");
+	printf("HWLAT-SMI-CONTROL raised=%ld cpu=%ld\n", n, cpu);
+	return 0;
+}
+
+static long number(const char *s, const char *what)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < 0 || v > 100000)
+		fail("%s must be an integer 0-100000, got '%s'", what, s);
+	return v;
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 2 && strcmp(argv[1], "nmi") == 0) {
+		print_nmis("now");
+		return 0;
+	}
+	if (argc == 4 && strcmp(argv[1], "smi-control") == 0)
+		return smi_control(number(argv[2], "smis"), number(argv[3], "cpu"));
+	if (argc == 3 && strcmp(argv[1], "selfcheck") == 0)
+		return selfcheck(number(argv[2], "seconds"));
+	if ((argc == 4 || argc == 5) && strcmp(argv[1], "sample") == 0)
+		return sample(argv[2], number(argv[3], "seconds"),
+			      argc == 5 ? number(argv[4], "smis") : 0);
+	fail("usage: acc-guest sample <mode> <seconds> [<smis>] | selfcheck <seconds> | "
+	     "smi-control <n> <cpu> | nmi");
+}

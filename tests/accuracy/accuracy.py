@@ -1,0 +1,862 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Accuracy suite, host side: boots QEMU (TCG) guests running acc-guest with
+hwlat_detector.ko loaded, injects faults with known ground truth from the
+host, and judges what the detector reported (analysis.py). Prints TAP.
+
+Tests (issue 7):
+  selfcheck       a user-space spinner in the guest (no module) sees the
+                  injected stalls: proves the harness itself
+  stalls-MODE     SIGSTOP/SIGCONT of the QEMU process for 20-300 ms, >= 20
+                  times, one per 1.5-2.5 s: precision, recall, magnitude and
+                  attribution of the detector in round-robin, per-cpu and
+                  stop-machine modes
+  nmi             QMP inject-nmi while sampling (per-cpu): nmi_count lands in
+                  the windows of the CPUs that took them (/proc/interrupts)
+  smi             q35,smm=on, Skylake-Client, APM port writes from the guest
+                  while sampling (round-robin): the stream's smi_count total
+                  is exact and each SMI is in the window that counts it
+
+Usage: accuracy.py --kernel VMLINUZ --ko HWLAT_KO --guest ACC_GUEST
+                   [--msr-ko MSR_KO] [--out DIR] [--only T[,T...]] [--seed N]
+                   [--stalls N] [--nmis N] [--smis N]
+"""
+
+import argparse
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import analysis as a
+from analysis import MS, SEC
+
+THRESHOLD_NS, WIDTH_NS, WINDOW_NS = 20 * MS, 900 * MS, 1000 * MS
+BOOT_TIMEOUT = 120      # s until the guest starts sampling
+MODES = ("round-robin", "per-cpu", "stop-machine")
+ALWAYS_RT = False       # --realtime: the injector stays above QEMU throughout
+
+
+def now():
+    return time.clock_gettime_ns(time.CLOCK_REALTIME)
+
+
+# ---------------------------------------------------------------- initramfs
+
+def cpio_newc(entries):
+    """An uncompressed newc cpio archive. entries: [(path, mode, data)],
+    directories with data None."""
+    out = bytearray()
+    ino = 1
+
+    def put(name, mode, data):
+        nonlocal ino
+        name_b = name.encode() + b"\0"
+        hdr = "070701" + "".join(f"{v:08X}" for v in (
+            ino, mode, 0, 0, 1, 0, len(data), 0, 0, 0, 0, len(name_b), 0))
+        out.extend(hdr.encode() + name_b)
+        out.extend(b"\0" * (-len(out) % 4))
+        out.extend(data)
+        out.extend(b"\0" * (-len(out) % 4))
+        ino += 1
+
+    for path, mode, data in entries:
+        put(path, mode, b"" if data is None else data)
+    put("TRAILER!!!", 0, b"")
+    return bytes(out)
+
+
+def make_initramfs(path, ko, guest_bin, commands, msr_ko=None):
+    """/init mounts the pseudo file systems, loads the modules, runs each
+    of `commands` (acc-guest arguments) while the previous ones succeed,
+    with the output on ttyS1 (the data channel), dumps dmesg there, and
+    powers off."""
+    if isinstance(commands, str):
+        commands = [commands]
+    run = "\n".join(f"\t[ $rc -ne 0 ] || /acc-guest {c} || rc=$?" for c in commands)
+    init = f"""#!/bin/busybox sh
+/bin/busybox --install -s /bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mount -t debugfs debugfs /sys/kernel/debug
+exec >/dev/ttyS1 2>&1
+echo "HWLAT-BOOT $(uname -r)"
+rc=0
+{'insmod /msr.ko || echo "HWLAT-NOTE msr.ko did not load"' if msr_ko else ':'}
+if insmod /hwlat_detector.ko; then
+{run}
+else
+	echo "HWLAT-ERROR insmod /hwlat_detector.ko failed"
+	rc=125
+fi
+echo "HWLAT-EXIT $rc"
+echo HWLAT-DMESG-BEGIN
+dmesg
+echo HWLAT-DMESG-END
+sync
+poweroff -f
+"""
+    files = [("bin", 0o40755, None), ("proc", 0o40755, None), ("sys", 0o40755, None),
+             ("dev", 0o40755, None), ("tmp", 0o40755, None),
+             ("init", 0o100755, init.encode())]
+    with open("/bin/busybox", "rb") as f:
+        files.append(("bin/busybox", 0o100755, f.read()))
+    with open(guest_bin, "rb") as f:
+        files.append(("acc-guest", 0o100755, f.read()))
+    if ko:
+        with open(ko, "rb") as f:
+            files.append(("hwlat_detector.ko", 0o100644, f.read()))
+    if msr_ko:
+        with open(msr_ko, "rb") as f:
+            data = f.read()
+        if msr_ko.endswith(".xz"):
+            import lzma
+            data = lzma.decompress(data)
+        elif msr_ko.endswith(".zst"):
+            raise SystemExit(f"{msr_ko}: zstd-compressed modules are not supported "
+                             f"(python has no zstd); give an uncompressed msr.ko")
+        files.append(("msr.ko", 0o100644, data))
+    if not ko:           # the self-check runs without the module
+        init = init.replace("if insmod /hwlat_detector.ko; then", "if true; then")
+        files = [f if f[0] != "init" else ("init", 0o100755, init.encode()) for f in files]
+    with open(path, "wb") as f:
+        f.write(cpio_newc(files))
+
+
+# -------------------------------------------------------------------- guest
+
+def qemu_priority(nice, realtime):
+    """In the QEMU child before exec: the given niceness (--realtime
+    raises the threads once the guest has booted, see Guest.make_realtime);
+    never the injector's SCHED_FIFO."""
+    os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+    if nice:
+        os.nice(nice)
+
+
+class Guest:
+    """One QEMU guest; follows its data channel (ttyS1) line by line and
+    remembers when each line arrived on the host."""
+
+    def __init__(self, name, outdir, kernel, initrd, smm=False, nice=0, realtime=False):
+        self.name = name
+        self.outdir = outdir
+        # The serial ports write to tmpfs: a file on a busy disk can block
+        # QEMU's write() (under its big lock) and stall the guest for tens of
+        # ms. save_logs() copies them to outdir.
+        self.tmp = tempfile.mkdtemp(prefix=f"hwlat-acc-{name}.", dir="/dev/shm")
+        self.console = os.path.join(self.tmp, f"{name}.console.log")
+        self.data = os.path.join(self.tmp, f"{name}.data.log")
+        self.qmp_path = os.path.join(self.tmp, f"{name}.qmp")
+        open(self.data, "w").close()
+        cmd = ["qemu-system-x86_64", "-name", f"{name},debug-threads=on",
+               "-accel", "tcg", "-smp", "2", "-m", "512",
+               "-nodefaults", "-display", "none", "-no-reboot",
+               "-serial", f"file:{self.console}", "-serial", f"file:{self.data}",
+               "-qmp", f"unix:{self.qmp_path},server=on,wait=off",
+               "-kernel", kernel, "-initrd", initrd,
+               "-append", "console=ttyS0 panic=-1 rdinit=/init loglevel=4 no_timer_check"]
+        if smm:
+            cmd += ["-machine", "q35,smm=on", "-cpu", "Skylake-Client"]
+        else:
+            cmd += ["-machine", "q35"]
+        self.cmd = cmd
+        self.stderr = open(os.path.join(outdir, f"{name}.qemu.log"), "w")
+        self.realtime = realtime
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self.stderr,
+                                     stderr=subprocess.STDOUT,
+                                     preexec_fn=lambda: qemu_priority(nice, realtime))
+        self.fh = open(self.data, "rb")
+        self.buf = b""
+        self.lines = []          # (host arrival ns, text)
+
+    @property
+    def pid(self):
+        return self.proc.pid
+
+    def poll_lines(self):
+        chunk = self.fh.read()
+        t = now()
+        if chunk:
+            self.buf += chunk
+            *full, self.buf = self.buf.split(b"\n")
+            for raw in full:
+                self.lines.append((t, raw.decode("utf-8", "replace").rstrip("\r")))
+        return self.proc.poll() is None
+
+    def wait_for(self, prefix, timeout, interval=0.001, monitor=None):
+        """Arrival time of the first line starting with prefix; raises
+        RuntimeError if the guest dies, fails or times out first."""
+        deadline = time.monotonic() + timeout
+        seen = 0
+        while True:
+            alive = self.poll_lines()
+            if monitor:
+                monitor.poll()
+            for t, text in self.lines[seen:]:
+                if text.startswith(prefix):
+                    return t
+                if text.startswith(("HWLAT-ERROR", "HWLAT-EXIT")):
+                    raise RuntimeError(f"guest said {text!r} before {prefix!r}")
+            seen = len(self.lines)
+            if not alive:
+                raise RuntimeError(f"QEMU exited (status {self.proc.returncode}) before the "
+                                   f"guest printed {prefix!r}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"no {prefix!r} from the guest within {timeout} s")
+            time.sleep(interval)
+
+    def finish(self, timeout, monitor=None):
+        """Waits for QEMU to exit (the guest powers off), polling monitor
+        until the guest stops sampling; kills QEMU after timeout. Returns
+        all data lines."""
+        try:
+            deadline = time.monotonic() + timeout
+            while monitor and self.poll_lines():
+                monitor.poll()
+                if any(t.startswith(("HWLAT-MARK done", "HWLAT-EXIT")) for _, t in self.lines[-5:]):
+                    break
+                if time.monotonic() > deadline:
+                    raise subprocess.TimeoutExpired(self.cmd, timeout)
+                time.sleep(0.002)
+            self.proc.wait(timeout=max(1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            os.kill(self.pid, signal.SIGCONT)
+            where = self.where()
+            self.proc.kill()
+            self.proc.wait()
+            self.poll_lines()
+            raise RuntimeError(f"guest did not power off within {timeout} s (killed); vCPU "
+                               f"state then: {where}")
+        finally:
+            self.poll_lines()
+            self.stderr.close()
+        return [text for _, text in self.lines]
+
+    def make_realtime(self):
+        """--realtime, once the guest runs: vCPU threads SCHED_FIFO 1, every
+        other QEMU thread FIFO 2 (the main loop must preempt spinning vCPUs,
+        or the guest's I/O starves), the injector FIFO 10 above all."""
+        for tid in os.listdir(f"/proc/{self.pid}/task"):
+            try:
+                with open(f"/proc/{self.pid}/task/{tid}/comm") as f:
+                    name = f.read().strip()
+                prio = 1 if "/TCG" in name else 2
+                os.sched_setscheduler(int(tid), os.SCHED_FIFO, os.sched_param(prio))
+            except (OSError, ValueError):
+                pass
+
+    def where(self):
+        """Where the vCPUs are (RIP, SMM or not, halted), through QMP, for a
+        guest that hangs."""
+        try:
+            q = Qmp(self.qmp_path, timeout=5)
+            out = q.execute_args("human-monitor-command",
+                                 {"command-line": "info registers -a"})
+            q.close()
+        except (RuntimeError, OSError, ValueError) as e:
+            return f"(QMP failed: {e})"
+        cpus = []
+        for block in out.split("CPU#")[1:]:
+            n = block.split("\n", 1)[0].strip()
+            rip = re.search(r"RIP=([0-9a-f]+)", block)
+            smm = re.search(r"SMM=(\d)", block)
+            hlt = re.search(r"HLT=(\d)", block)
+            cpus.append(f"cpu{n} RIP={rip.group(1) if rip else '?'} "
+                        f"SMM={smm.group(1) if smm else '?'} HLT={hlt.group(1) if hlt else '?'}")
+        return "; ".join(cpus) or out[:300]
+
+    def kill(self):
+        if self.proc.poll() is None:
+            try:
+                os.kill(self.pid, signal.SIGCONT)
+            except ProcessLookupError:
+                pass
+            self.proc.kill()
+            self.proc.wait()
+        self.save_logs()
+
+    def save_logs(self):
+        """Moves the serial logs from tmpfs to outdir (once)."""
+        if not os.path.isdir(self.tmp):
+            return
+        for p in (self.console, self.data):
+            if os.path.exists(p):
+                shutil.copy(p, self.outdir)
+        shutil.rmtree(self.tmp, ignore_errors=True)
+        self.console = os.path.join(self.outdir, os.path.basename(self.console))
+        self.data = os.path.join(self.outdir, os.path.basename(self.data))
+
+    def tail(self, n=30):
+        out = []
+        for label, path in (("console", self.console), ("data", self.data)):
+            try:
+                with open(path, "rb") as f:
+                    lines = f.read().decode("utf-8", "replace").splitlines()
+            except OSError as e:
+                lines = [f"(cannot read {path}: {e})"]
+            out.append(f"last {n} lines of the {label} log {path}:")
+            out += ["  " + x.rstrip("\r") for x in lines[-n:]]
+        return out
+
+
+class Qmp:
+    """Minimal QMP client over the guest's unix socket."""
+
+    def __init__(self, path, timeout=30):
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                self.sock.connect(path)
+                break
+            except OSError:
+                self.sock.close()
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"cannot connect to QMP socket {path}") from None
+                time.sleep(0.05)
+        self.sock.settimeout(10)
+        self.rfile = self.sock.makefile("rb")
+        greeting = self._read()
+        if "QMP" not in greeting:
+            raise RuntimeError(f"unexpected QMP greeting {greeting}")
+        self.execute("qmp_capabilities")
+
+    def _read(self):
+        line = self.rfile.readline()
+        if not line:
+            raise RuntimeError("QMP socket closed")
+        return json.loads(line)
+
+    def execute(self, cmd):
+        return self.execute_args(cmd, None)
+
+    def execute_args(self, cmd, arguments):
+        msg = {"execute": cmd}
+        if arguments is not None:
+            msg["arguments"] = arguments
+        self.sock.sendall(json.dumps(msg).encode() + b"\n")
+        while True:
+            msg = self._read()
+            if "return" in msg:
+                return msg["return"]
+            if "error" in msg:
+                raise RuntimeError(f"QMP {cmd}: {msg['error']}")
+            # events ({"event": ...}) are skipped
+
+    def close(self):
+        self.sock.close()
+
+
+# ---------------------------------------------------------------- injection
+
+class HostMonitor:
+    """Polls the host run-queue wait of QEMU's vCPU threads
+    (/proc/PID/task/TID/schedstat, field 2) and records every increase of at
+    least 2 ms: measured hypervisor latency that nobody injected."""
+
+    def __init__(self, pid):
+        self.pid = pid
+        self.fds = {}
+        self.last = {}
+        self.delays = []
+        tids = os.listdir(f"/proc/{pid}/task")
+        names = {}
+        for tid in tids:
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                names[tid] = f.read().strip()
+        vcpus = [t for t in tids if "TCG" in names[t]] or tids
+        self.names = sorted(names[t] for t in vcpus)
+        for tid in vcpus:
+            self.fds[tid] = (names[tid], os.open(f"/proc/{pid}/task/{tid}/schedstat",
+                                                  os.O_RDONLY))
+        self.poll()
+
+    def poll(self):
+        t = now()
+        for tid, (name, fd) in self.fds.items():
+            try:
+                os.lseek(fd, 0, os.SEEK_SET)
+                wait = int(os.read(fd, 128).split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            if tid in self.last:
+                pt, pw = self.last[tid]
+                if wait - pw >= 2 * MS:
+                    self.delays.append(a.HostDelay(pt, t, wait - pw, name))
+            self.last[tid] = (t, wait)
+
+    def wait_stopped(self, timeout=0.2):
+        """After SIGSTOP: waits until every vCPU thread is stopped (state T;
+        a thread waiting on the run queue must run once to stop), then polls,
+        so that the wait each was in when stopped is recorded now."""
+        deadline = time.monotonic() + timeout
+        pending = set(self.fds)
+        while pending and time.monotonic() < deadline:
+            for tid in list(pending):
+                try:
+                    with open(f"/proc/{self.pid}/task/{tid}/stat") as f:
+                        state = f.read().rsplit(")", 1)[1].split()[0]
+                except (OSError, IndexError):
+                    state = "T"
+                if state in ("T", "t"):
+                    pending.discard(tid)
+            if pending:
+                time.sleep(0.0002)
+        self.poll()
+
+    def close(self):
+        for _, fd in self.fds.values():
+            os.close(fd)
+        self.fds = {}
+
+    def summary(self):
+        big = [d.wait for d in self.delays if d.wait > THRESHOLD_NS]
+        worst = max((d.wait for d in self.delays), default=0)
+        return (f"host run-queue waits of the vCPU threads ({', '.join(self.names)}): "
+                f"{len(self.delays)} >= 2 ms, {len(big)} > 20 ms, longest {worst / MS:.1f} ms")
+
+
+def precise_sleep_until(t_mono, monitor=None):
+    """Sleeps (polling monitor every 2 ms) and spins only the last 0.3 ms:
+    a spinning injector at SCHED_FIFO takes a host CPU from a vCPU."""
+    while True:
+        left = t_mono - time.monotonic_ns()
+        if left <= 0:
+            return
+        if left > 300_000:
+            if monitor and left > 3 * MS:
+                monitor.poll()
+            time.sleep(min(left - 250_000, 2 * MS if monitor else left) / SEC)
+
+
+def plan(n, rnd, lo=1500, hi=2500):
+    """Start times (s after the first) of n events spaced lo-hi ms apart."""
+    t, out = 0.0, []
+    for _ in range(n):
+        out.append(t)
+        t += rnd.randint(lo, hi) / 1000
+    return out
+
+
+def inject_stalls(pid, starts, durations_ms, t0_mono, monitor):
+    """SIGSTOP/SIGCONT pid at t0 + starts[i] for durations_ms[i]; returns
+    the Stalls in host realtime (midpoints of the kill() calls)."""
+    stalls = []
+    for s, d in zip(starts, durations_ms):
+        precise_sleep_until(t0_mono + int(s * SEC), monitor)
+        monitor.poll()
+        a0 = now()
+        os.kill(pid, signal.SIGSTOP)
+        a1 = now()
+        m1 = time.monotonic_ns()
+        monitor.wait_stopped()
+        precise_sleep_until(m1 + d * MS - (a1 - a0) // 2)
+        b0 = now()
+        os.kill(pid, signal.SIGCONT)
+        b1 = now()
+        stalls.append(a.Stall((a0 + a1) // 2, (b0 + b1) // 2))
+        # Fine polls while the vCPUs get back on a host CPU (their wait
+        # after SIGCONT is part of the gap the guest sees).
+        m2 = time.monotonic_ns()
+        while time.monotonic_ns() - m2 < 30 * MS:
+            monitor.poll()
+            time.sleep(0.0005)
+    return stalls
+
+
+# -------------------------------------------------------------------- tests
+
+class Realtime:
+    """SCHED_FIFO for the injector while it times faults (never while QEMU
+    is started: its threads would inherit it and starve the host)."""
+
+    def __enter__(self):
+        try:
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(10))
+        except OSError as e:
+            print(f"# note: injector stays SCHED_OTHER ({e})", flush=True)
+        return self
+
+    def __exit__(self, *exc):
+        if not ALWAYS_RT:
+            os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+
+
+class Suite:
+    def __init__(self, args):
+        self.args = args
+        self.n = args.first - 1
+        self.failed = 0
+        self.results = {}
+        self.rnd = random.Random(args.seed)
+
+    def tap(self, ok, desc, details=()):
+        self.n += 1
+        print(f"{'ok' if ok else 'not ok'} {self.n} - {desc}", flush=True)
+        for d in details:
+            print(f"#   {d}", flush=True)
+        if not ok:
+            self.failed += 1
+
+    def boot(self, name, command, smm=False, with_module=True, msr=False):
+        initrd = os.path.join(self.args.out, f"{name}.initrd")
+        make_initramfs(initrd, self.args.ko if with_module else None, self.args.guest, command,
+                       self.args.msr_ko if msr else None)
+        return Guest(name, self.args.out, self.args.kernel, initrd, smm=smm, nice=self.args.nice,
+                     realtime=self.args.realtime)
+
+    def clock_offset(self, g):
+        """Offset from the HWLAT-CLOCK lines (guest stamp vs host arrival)."""
+        marks = []
+        for t, text in g.lines:
+            if text.startswith("HWLAT-CLOCK "):
+                marks.append((int(text.split()[1]), t))
+        return a.offset_from_clock_marks(marks)
+
+    def dump(self, name, lines, **data):
+        """Raw ground truth and guest lines (with host arrival times) in
+        OUT/NAME.host.json, for re-analysis."""
+        data["lines"] = [[t, text] for t, text in lines if text.startswith("HWLAT-")]
+        with open(os.path.join(self.args.out, f"{name}.host.json"), "w") as f:
+            json.dump(data, f)
+
+    def abort(self, g, name, err):
+        """A guest run that could not be judged: lets the guest dump dmesg
+        and power off (30 s at most), then reports the error with the tails
+        of both serial logs."""
+        try:
+            os.kill(g.pid, signal.SIGCONT)
+            g.finish(timeout=30)
+        except (RuntimeError, OSError):
+            pass
+        g.kill()
+        self.tap(False, f"{name}: guest run", [str(err)] + g.tail(40))
+
+    def finish(self, g, name, seconds, allow_nmi=False, monitor=None):
+        """Waits for the guest, parses its output, checks the program's
+        status and dmesg (one TAP line). Returns the GuestRun."""
+        lines = g.finish(timeout=seconds + 120, monitor=monitor)
+        run = a.parse_guest_output(lines)
+        problems = []
+        if run.errors:
+            problems += [f"guest error: {e}" for e in run.errors]
+        if run.exit_status != 0:
+            problems.append(f"guest program exit status {run.exit_status}")
+        if run.done is None:
+            problems.append("no 'HWLAT-MARK done' line")
+        elif run.done != len(run.samples):
+            problems.append(f"guest counted {run.done} stream lines, host parsed "
+                            f"{len(run.samples)}")
+        if run.stats.get("dropped"):
+            problems.append(f"dropped = {run.stats['dropped']} windows")
+        problems += a.check_sequence(run.samples)
+        if not run.dmesg:
+            problems.append("no dmesg dump from the guest")
+        bad = a.dmesg_problems(run.dmesg, allow_unknown_nmi=allow_nmi)
+        problems += [f"dmesg: {b}" for b in bad]
+        self.tap(not problems, f"{name}: guest ran cleanly (exit 0, no drops, increasing seq, "
+                 f"dmesg clean{', unknown-NMI lines allowed' if allow_nmi else ''})",
+                 problems + (g.tail() if problems else []))
+        return run
+
+    def run_stalls(self, mode):
+        name = f"stalls-{mode}"
+        n = self.args.stalls
+        starts = plan(n, self.rnd)
+        durs = [self.rnd.randint(20, 300) for _ in range(n)]
+        seconds = int(2 + starts[-1] + 0.3 + 4)
+        if mode == "user-spinner":
+            cmd = f"selfcheck {seconds}"
+        else:
+            cmd = f"sample {mode} {seconds}"
+        g = self.boot(name, cmd, with_module=(mode != "user-spinner"))
+        try:
+            g.wait_for("HWLAT-CLOCK", BOOT_TIMEOUT)
+            monitor = HostMonitor(g.pid)      # before the detector is enabled
+            if g.realtime:
+                g.make_realtime()
+            mark = g.wait_for("HWLAT-MARK sampling", 30, monitor=monitor)
+            t0 = time.monotonic_ns() + 2 * SEC
+            with Realtime():
+                stalls = inject_stalls(g.pid, starts, durs, t0, monitor)
+                coarse = self.clock_offset(g)
+                run = self.finish(g, name, seconds, monitor=monitor)
+            monitor.close()
+        except (RuntimeError, a.GuestError, OSError) as e:
+            self.abort(g, name, e)
+            return
+        finally:
+            g.kill()
+        if coarse is None:
+            coarse = run.sampling_mark - mark
+        self.dump(name, stalls=[[st.start, st.end] for st in stalls], clock_offset=coarse,
+                  lines=g.lines, delays=[[d.start, d.end, d.wait, d.thread]
+                                         for d in monitor.delays])
+        # The clock marks bound the offset from below (a line arrives after
+        # it is stamped) and are good to a few ms on a quiet host: refine only
+        # within [-5 ms, +100 ms] of them, so that noise windows cannot pull
+        # the offset onto the wrong stalls.
+        off, nfit = a.refine_offset(run.samples, stalls, coarse, search=100 * MS, below=5 * MS)
+        spinner = mode == "user-spinner"
+        r = a.match_stalls(run.samples, stalls, off, THRESHOLD_NS, WIDTH_NS, WINDOW_NS,
+                           per_cpu=(mode == "per-cpu"), strict=not spinner,
+                           slack_ns=50 * MS if spinner else MS, host_delays=monitor.delays,
+                           recall_margin=0.4 if spinner else 0.1)
+        label = ("harness self-check (user-space spinner, no module; recall >= 0.5, error <= "
+                 "50 ms + 1 %)")\
+            if spinner else f"stalls {mode}"
+        self.tap(not r.failures, f"{label}: {r.summary()}",
+                 [f"clock offset guest-host {off / MS:.1f} ms (clock marks "
+                  f"{coarse / MS:.1f} ms, {nfit} windows fit)", monitor.summary()]
+                 + [f"host load explains {s.latency / MS:.3f} ms (window at guest "
+                    f"{s.ts / SEC:.3f} cpu {s.cpu}): "
+                    + ", ".join(f"{d.thread} waited {d.wait / MS:.1f} ms" for d in why)
+                    for s, why in r.host_noise]
+                 + r.failures
+                 + ([f"noise (allowed here): {s.latency / MS:.3f} ms at guest {s.ts / SEC:.3f}"
+                     f" in no stall" for s in r.unmatched] if spinner else []))
+        self.results[name] = {
+            "mode": mode, "stalls": r.stalls, "found": r.found, "recall": r.recall,
+            "over_threshold": r.over_threshold, "matched_windows": r.matched_samples,
+            "precision": r.precision, "worst_error_ms": r.worst_error_ns / MS,
+            "median_error_ms": r.median_error_ns / MS,
+            "min_injected_ms": min(s.duration for s in stalls) / MS,
+            "max_injected_ms": max(s.duration for s in stalls) / MS,
+            "offset_ms": off / MS, "marker_offset_ms": coarse / MS,
+            "failures": len(r.failures), "pass": not r.failures,
+            "unmatched_ms": [s.latency / MS for s in r.unmatched],
+            "host_explained_ms": [s.latency / MS for s, _ in r.host_noise],
+            "host_waits_over_threshold": sum(1 for d in monitor.delays if d.wait > THRESHOLD_NS),
+            "host_longest_wait_ms": max((d.wait for d in monitor.delays), default=0) / MS,
+            "worst_error_vs_stop_ms": max(r.raw_errors_ns, default=0) / MS,
+            "median_error_vs_stop_ms": (statistics.median(r.raw_errors_ns)
+                                        if r.raw_errors_ns else 0) / MS,
+            "pairs": [{"stall": i, "stop_ms": stalls[i].duration / MS, "cpu": s.cpu,
+                       "pre_wait_ms": pre / MS, "post_wait_ms": post / MS,
+                       "truth_ms": truth / MS, "reported_ms": s.latency / MS}
+                      for i, s, truth, pre, post in r.pairs],
+        }
+
+    def run_nmi(self):
+        name = "nmi"
+        n = self.args.nmis
+        starts = plan(n, self.rnd, 2000, 3000)     # a window's span is up to 1.8 s
+        seconds = int(2 + starts[-1] + 4)
+        g = self.boot(name, f"sample per-cpu {seconds}")
+        injections = []
+        try:
+            qmp = Qmp(g.qmp_path)
+            g.wait_for("HWLAT-CLOCK", BOOT_TIMEOUT)
+            if g.realtime:
+                g.make_realtime()
+            g.wait_for("HWLAT-MARK sampling", 30)
+            t0 = time.monotonic_ns() + 2 * SEC
+            with Realtime():
+                for s in starts:
+                    precise_sleep_until(t0 + int(s * SEC))
+                    b = now()
+                    qmp.execute("inject-nmi")
+                    injections.append((b + now()) // 2)
+            qmp.close()
+            coarse = self.clock_offset(g)
+            run = self.finish(g, name, seconds, allow_nmi=True)
+            self.dump(name, injections=injections, clock_offset=coarse, lines=g.lines)
+        except (RuntimeError, a.GuestError, OSError) as e:
+            self.abort(g, name, e)
+            return
+        finally:
+            g.kill()
+        try:
+            r = a.match_nmis(run.samples, injections, coarse, run.nmi.get("before", []),
+                             run.nmi.get("after", []), THRESHOLD_NS, WIDTH_NS, WINDOW_NS)
+        except a.GuestError as e:
+            self.tap(False, f"NMI attribution: {e}")
+            return
+        self.tap(not r.failures, f"NMI attribution (per-cpu): {r.summary()}",
+                 [f"clock offset guest-host {coarse / MS:.1f} ms (clock marks)"] + r.failures)
+        lat = [s for s in run.samples if s.nmi_count]
+        self.results[name] = {
+            "injected": r.injected, "delivered_per_cpu": r.delivered,
+            "stream_nmi_total": r.stream_total, "attributed_per_cpu": r.attributed,
+            "recall_per_cpu": r.recall, "windows_with_nmi": len(lat),
+            "max_nmi_ns": max((s.nmi_ns for s in lat), default=0),
+            "failures": len(r.failures), "pass": not r.failures}
+
+    def run_smi(self):
+        name = "smi"
+        n = self.args.smis
+        seconds = int(n * 3 + 3)
+        g = self.boot(name, ["smi-control 5 0", f"sample round-robin {seconds} {n}"], smm=True,
+                      msr=bool(self.args.msr_ko))
+        try:
+            g.wait_for("HWLAT-MARK sampling", BOOT_TIMEOUT)
+            run = self.finish(g, name, seconds)
+            self.dump(name, lines=g.lines)
+        except (RuntimeError, a.GuestError, OSError) as e:
+            self.abort(g, name, e)
+            return
+        finally:
+            g.kill()
+        cb, ca = run.msr.get("control-before"), run.msr.get("control-after")
+        if cb and ca:
+            rose = sum(ca) - sum(cb)
+            self.tap(rose == run.smi_control,
+                     f"SMI control (detector disabled): MSR_SMI_COUNT rose by {rose} for "
+                     f"{run.smi_control} SMIs raised (per CPU {cb} -> {ca})")
+        else:
+            print("# SMI control: no MSR_SMI_COUNT in the guest (msr.ko missing or the CPU "
+                  "model has none); the number raised is the only ground truth", flush=True)
+        try:
+            r = a.match_smis(run.samples, run.smis, run.msr.get("before"),
+                             run.msr.get("after"), WIDTH_NS, WINDOW_NS)
+        except a.GuestError as e:
+            self.tap(False, f"SMI attribution: {e}")
+            return
+        notes = [] if run.msr else ["no MSR_SMI_COUNT in the guest (msr.ko missing or "
+                                    "unreadable): ground truth is the count raised"]
+        self.tap(not r.failures, f"SMI attribution (round-robin): {r.summary()}",
+                 notes + r.failures)
+        self.results[name] = {
+            "raised": r.raised, "msr_delta": r.msr_delta, "stream_smi_total": r.stream_total,
+            "windows_with_smi": r.windows, "attributed": r.attributed,
+            "failures": len(r.failures), "pass": not r.failures}
+
+
+def figures_md(results, args, kernel_release):
+    out = ["# hwlat accuracy figures", "",
+           "Measured by `tests/accuracy/run` on "
+           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
+           f", guest kernel {kernel_release}, QEMU TCG -smp 2 at "
+           f"{'vCPU threads SCHED_FIFO 1 (--realtime)' if args.realtime else f'nice {args.nice}'}"
+           f", seed "
+           f"{args.seed}, host load average {os.getloadavg()[0]:.1f} at the end. "
+           "Detector settings: threshold 20000 us, width 900000 us, window 1000000 us.", "",
+           "Error = distance of max(inner, outer) from the truth band [stop, stop + waits]: "
+           "the stop timed on the host around kill(), the waits those of the vCPU threads on "
+           "the host run queue when stopped and after SIGCONT (0 on an idle host); the error "
+           "against the stop alone is shown too. Windows above "
+           "the threshold outside every injected stall count against precision unless a "
+           "measured host run-queue wait of the vCPU threads (>= half the latency, "
+           "/proc/PID/task/TID/schedstat) explains them; those are listed as host-load "
+           "windows.", "",
+           "## Injected hypervisor stalls (SIGSTOP/SIGCONT of QEMU)", "",
+           "| mode | stalls (ms) | found | recall | windows > threshold | precision "
+           "| worst error | median error | worst / median error vs stop alone "
+           "| host-load windows (longest vCPU wait) | result |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for key in ["stalls-user-spinner"] + [f"stalls-{m}" for m in MODES]:
+        r = results.get(key)
+        if not r:
+            continue
+        label = "user-space spinner (harness self-check)" if key.endswith("spinner") \
+            else r["mode"]
+        out.append(f"| {label} | {r['stalls']} ({r['min_injected_ms']:.0f}-"
+                   f"{r['max_injected_ms']:.0f}) | {r['found']} | {r['recall']:.2f} | "
+                   f"{r['over_threshold']} | {r['precision']:.2f} | {r['worst_error_ms']:.3f} ms"
+                   f" | {r['median_error_ms']:.3f} ms | {r['worst_error_vs_stop_ms']:.3f} / "
+                   f"{r['median_error_vs_stop_ms']:.3f} ms | {len(r['host_explained_ms'])} "
+                   f"({r['host_longest_wait_ms']:.0f} ms) | {'pass' if r['pass'] else 'FAIL'} |")
+    r = results.get("nmi")
+    if r:
+        out += ["", "## Injected NMIs (QMP inject-nmi, per-cpu mode)", "",
+                "| injected | taken per CPU (/proc/interrupts) | stream nmi_count total "
+                "| windows with NMI | attributed per CPU | largest nmi_ns | result |",
+                "|---|---|---|---|---|---|---|",
+                f"| {r['injected']} | {' + '.join(map(str, r['delivered_per_cpu']))} | "
+                f"{r['stream_nmi_total']} | {r['windows_with_nmi']} | "
+                f"{', '.join(f'cpu{c}: {v}' for c, v in sorted(r['attributed_per_cpu'].items()))}"
+                f" | {r['max_nmi_ns'] / 1000:.0f} us | {'pass' if r['pass'] else 'FAIL'} |"]
+    r = results.get("smi")
+    if r:
+        msr = "n/a" if r["msr_delta"] is None else r["msr_delta"]
+        out += ["", "## Raised SMIs (APM port 0xb2, q35 smm=on, round-robin mode)", "",
+                "| raised | MSR_SMI_COUNT delta | stream smi_count total | windows with SMI "
+                "| SMIs inside a counting window | result |",
+                "|---|---|---|---|---|---|",
+                f"| {r['raised']} | {msr} | {r['stream_smi_total']} | {r['windows_with_smi']} | "
+                f"{r['attributed']} | {'pass' if r['pass'] else 'FAIL'} |"]
+    return "\n".join(out) + "\n"
+
+
+def main():
+    # SIGTERM unwinds like an exception, so that every QEMU is killed.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--kernel", required=True)
+    p.add_argument("--ko", help="hwlat_detector.ko (every test but selfcheck)")
+    p.add_argument("--guest", required=True, help="static acc-guest binary")
+    p.add_argument("--msr-ko")
+    p.add_argument("--out", default="_build/accuracy")
+    p.add_argument("--only", default="selfcheck,round-robin,per-cpu,stop-machine,nmi,smi")
+    p.add_argument("--seed", type=int, default=int(time.time()))
+    p.add_argument("--stalls", type=int, default=24)
+    p.add_argument("--nmis", type=int, default=12)
+    p.add_argument("--smis", type=int, default=10)
+    p.add_argument("--kernel-release", default="?")
+    p.add_argument("--first", type=int, default=1, help="number of the first TAP line")
+    p.add_argument("--realtime", action="store_true",
+                   help="once a guest has booted, run its vCPU threads at SCHED_FIFO 1 and "
+                        "QEMU's other threads at FIFO 2 (clean ground truth on a loaded host; "
+                        "starves other work on the machine while the guest runs)")
+    p.add_argument("--nice", type=int, default=-15,
+                   help="niceness of QEMU (default -15: less host scheduling noise in the guest)")
+    args = p.parse_args()
+    known = {"selfcheck", "nmi", "smi", *MODES}
+    only = [t for t in args.only.split(",") if t]
+    for t in only:
+        if t not in known:
+            p.error(f"--only: unknown test '{t}' (known: {', '.join(sorted(known))})")
+    if not args.ko and set(only) - {"selfcheck"}:
+        p.error("--ko is needed for every test but selfcheck")
+    for what, path in (("--kernel", args.kernel), ("--ko", args.ko), ("--guest", args.guest)):
+        if path is not None and not os.path.isfile(path):
+            p.error(f"{what} {path}: no such file")
+    if args.msr_ko and not os.path.isfile(args.msr_ko):
+        p.error(f"--msr-ko {args.msr_ko}: no such file")
+    if args.stalls < 20 or args.nmis < 1 or args.smis < 1:
+        p.error("--stalls must be >= 20 (issue 7), --nmis and --smis >= 1")
+    os.makedirs(args.out, exist_ok=True)
+    print(f"# accuracy: seed {args.seed}, kernel {args.kernel}, module {args.ko}, QEMU "
+          f"{'nice ' + str(args.nice) + (', FIFO after boot' if args.realtime else '')}",
+          flush=True)
+    suite = Suite(args)
+    if args.realtime:
+        global ALWAYS_RT
+        ALWAYS_RT = True
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(10))
+        print("# --realtime: after boot, vCPU threads SCHED_FIFO 1, other QEMU threads FIFO 2,"
+              " injector FIFO 10", flush=True)
+    for t in only:
+        t0 = time.monotonic()
+        if t == "selfcheck":
+            suite.run_stalls("user-spinner")
+        elif t in MODES:
+            suite.run_stalls(t)
+        elif t == "nmi":
+            suite.run_nmi()
+        elif t == "smi":
+            suite.run_smi()
+        print(f"# {t}: {time.monotonic() - t0:.0f} s", flush=True)
+    with open(os.path.join(args.out, "results.json"), "w") as f:
+        json.dump({"seed": args.seed, "kernel": args.kernel_release, "results": suite.results},
+                  f, indent=1)
+    with open(os.path.join(args.out, "figures.md"), "w") as f:
+        f.write(figures_md(suite.results, args, args.kernel_release))
+    print(f"1..{suite.n}")
+    print(f"# accuracy: {suite.n - args.first + 1 - suite.failed} passed, {suite.failed} failed")
+    print(f"# figures: {os.path.join(args.out, 'figures.md')}")
+    return 1 if suite.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
