@@ -11,6 +11,7 @@
 #ifndef _HWLAT_H
 #define _HWLAT_H
 
+#include <linux/bits.h>
 #include <linux/cpumask.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
@@ -34,6 +35,11 @@
 #define HWLAT_MAX_WIDTH_US		1000000ULL
 #define HWLAT_MAX_WINDOW_US		600000000ULL
 #define HWLAT_MIN_SLEEP_US		1000ULL
+/*
+ * Reads in a row without the clock moving before a width gives up: far more
+ * than a tick-based clock needs to advance, far less than a lockup.
+ */
+#define HWLAT_STILL_READS		BIT(22)
 #define HWLAT_MAX_DUTY_PERCENT		95ULL
 #define HWLAT_MIN_THRESHOLD_US		1ULL
 #define HWLAT_MAX_THRESHOLD_US		1000000ULL

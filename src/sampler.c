@@ -51,7 +51,7 @@ struct hwlat_width {
 	unsigned int cpu;
 	bool exceeded;
 	bool ran;		/* the width ran (stop_machine() may skip it) */
-	bool valid;		/* ran to the end with a monotonic clock */
+	const char *invalid;	/* why the width is discarded, or NULL */
 };
 
 static u64 hwlat_floor;
@@ -119,18 +119,13 @@ static u64 hwlat_hist_median(const u32 *hist)
 }
 
 /* A gap from @from to @to exceeded the threshold. */
-static inline void hwlat_gap(struct hwlat_cpu *hc, struct hwlat_width *w,
-			     u64 from, u64 to)
+static inline void hwlat_gap(struct hwlat_width *w, u64 from)
 {
-	u64 nmi = READ_ONCE(hc->nmi_last_ns);
-
 	if (!w->exceeded) {
 		w->exceeded = true;
 		w->first_ns = from;
 	}
 	w->count++;
-	if (nmi >= from && nmi <= to)
-		w->nmi_ns += to - from;
 }
 
 /*
@@ -142,14 +137,16 @@ static void hwlat_width_irqsoff(struct hwlat_width *w)
 	struct hwlat_cpu *hc = this_cpu_ptr(&hwlat_cpu);
 	const u64 threshold = w->threshold_ns;
 	const u64 width = w->width_ns;
-	u64 start, prev, t1, t2, d, nmi0;
+	u64 start, prev, t1, t2, d, nmi0, nmi_seen, nmi_at;
 	u64 inner = 0, outer = 0;
-	bool backwards = false;
+	unsigned long still = 0;
+	bool nmi_next = false;
 
 	lockdep_assert_irqs_disabled();
 	w->cpu = smp_processor_id();
 	memset(hc->hist, 0, sizeof(hc->hist));
 	nmi0 = READ_ONCE(hc->nmi_count);
+	nmi_seen = nmi0;
 	WRITE_ONCE(hc->sampling, 1);
 	barrier();
 
@@ -159,27 +156,51 @@ static void hwlat_width_irqsoff(struct hwlat_width *w)
 		t1 = ktime_get_mono_fast_ns();
 		t2 = ktime_get_mono_fast_ns();
 		if (unlikely(t1 < prev || t2 < t1)) {
-			backwards = true;
+			w->invalid = "clock went backwards";
+			break;
+		}
+		/* A clock that stopped would keep interrupts off for ever. */
+		if (likely(t2 != prev)) {
+			still = 0;
+		} else if (++still > HWLAT_STILL_READS) {
+			w->invalid = "clock stopped";
 			break;
 		}
 		d = t1 - prev;
 		if (d > outer)
 			outer = d;
 		if (unlikely(d > threshold))
-			hwlat_gap(hc, w, prev, t1);
+			hwlat_gap(w, prev);
+		if (unlikely(nmi_next)) {
+			w->nmi_ns += d;
+			nmi_next = false;
+		}
 		d = t2 - t1;
 		hc->hist[hwlat_hist_idx(d)]++;
 		if (d > inner)
 			inner = d;
 		if (unlikely(d > threshold))
-			hwlat_gap(hc, w, t1, t2);
+			hwlat_gap(w, t1);
+		/*
+		 * An NMI since the last look: its entry time says which gap
+		 * holds it. One that came after t2 shows in the next outer gap.
+		 */
+		if (unlikely(READ_ONCE(hc->nmi_count) != nmi_seen)) {
+			nmi_seen = READ_ONCE(hc->nmi_count);
+			nmi_at = READ_ONCE(hc->nmi_last_ns);
+			if (nmi_at <= t1)
+				w->nmi_ns += t1 - prev;
+			else if (nmi_at <= t2)
+				w->nmi_ns += d;
+			else
+				nmi_next = true;
+		}
 		prev = t2;
 	} while (t2 - start < width);
 
 	barrier();
 	WRITE_ONCE(hc->sampling, 0);
 	w->ran = true;
-	w->valid = !backwards;
 	w->start_ns = start;
 	w->inner_ns = inner;
 	w->outer_ns = outer;
@@ -205,11 +226,11 @@ static void hwlat_report(struct hwlat_thread *t, struct hwlat_width *w,
 	u64 smi = w->smi_count + t->smi_pending;
 
 	t->smi_pending = 0;
-	if (!w->valid) {
+	if (w->invalid) {
 		/* Keep the SMIs for the next window: each is counted once. */
 		t->smi_pending = smi;
-		pr_warn_ratelimited("clock went backwards on CPU %u, width discarded\n",
-				    w->cpu);
+		pr_warn_ratelimited("%s on CPU %u, width discarded\n",
+				    w->invalid, w->cpu);
 		return;
 	}
 	WRITE_ONCE(hwlat_floor, w->floor_ns);
