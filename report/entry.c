@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* One journal entry's fields into a sample or a summary; see entry.h. */
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "entry.h"
@@ -27,13 +28,13 @@ static int parse_num(const char *p, size_t len, uint64_t *ret)
 	return 0;
 }
 
-static int copy_str(const char *p, size_t len, char *buf, size_t size)
+/* Display only: a value longer than the buffer is cut, harmlessly. */
+static void copy_str(const char *p, size_t len, char *buf, size_t size)
 {
 	if (len >= size)
-		len = size - 1; /* display only: truncating is harmless */
+		len = size - 1;
 	memcpy(buf, p, len);
 	buf[len] = '\0';
-	return 0;
 }
 
 static int copy_id(const char *p, size_t len, char ret[ID128_LEN + 1])
@@ -57,18 +58,86 @@ enum {
 	HAVE_OUTER = 1 << 5,
 };
 
-#define IS(name) (nlen == sizeof(name) - 1 && memcmp(d, name, nlen) == 0)
-#define NUM(name, dst, bit)                                          \
-	else if (IS(name))                                           \
-	{                                                            \
-		if (parse_num(v, vlen, &(dst)) < 0 && !e->bad_field) \
-			e->bad_field = name;                         \
-		e->have |= (bit);                                    \
-	}
+enum field_type {
+	FIELD_NUM, /* strict decimal into a uint64_t; malformed: bad_field */
+	FIELD_ID,  /* 128-bit id into char[ID128_LEN + 1]; malformed: bad_field */
+	FIELD_STR, /* text, cut to its buffer */
+};
 
-/* Sorts one FIELD=value into e; sample and summary fields share names. */
+/* One field the report reads: where its value goes in struct entry. */
+struct field {
+	const char *name;
+	size_t name_len;
+	enum field_type type;
+	size_t offset, size; /* of the member of struct entry */
+	unsigned have;       /* HAVE_* bit it sets, even when malformed */
+};
+
+#define FIELD(name, type, member, have)                                         \
+	{ name, sizeof(name) - 1, type, offsetof(struct entry, member),          \
+	  sizeof(((struct entry *)0)->member), have }
+
+/* Sample and summary fields share names (HWLAT_THRESHOLD_NS). */
+static const struct field fields[] = {
+	FIELD("_BOOT_ID", FIELD_ID, x.boot_id, 0),
+	FIELD("_MACHINE_ID", FIELD_ID, x.machine_id, 0),
+	FIELD("_HOSTNAME", FIELD_STR, x.hostname, 0),
+	FIELD(HWLAT_F_SCAN_ID, FIELD_ID, x.scan_id, HAVE_SCAN),
+	FIELD(HWLAT_F_SEQ, FIELD_NUM, x.seq, 0),
+	FIELD(HWLAT_F_CPU, FIELD_NUM, x.cpu, HAVE_CPU),
+	FIELD(HWLAT_F_INNER_NS, FIELD_NUM, x.inner_ns, HAVE_INNER),
+	FIELD(HWLAT_F_OUTER_NS, FIELD_NUM, x.outer_ns, HAVE_OUTER),
+	FIELD(HWLAT_F_LATENCY_NS, FIELD_NUM, x.latency_ns, HAVE_LATENCY),
+	FIELD(HWLAT_F_COUNT, FIELD_NUM, x.count, 0),
+	FIELD(HWLAT_F_NMI_COUNT, FIELD_NUM, x.nmi_count, 0),
+	FIELD(HWLAT_F_NMI_NS, FIELD_NUM, x.nmi_ns, 0),
+	FIELD(HWLAT_F_SMI_COUNT, FIELD_NUM, x.smi_count, 0),
+	FIELD(HWLAT_F_TIMESTAMP_NS, FIELD_NUM, x.timestamp_ns, HAVE_TIMESTAMP),
+	FIELD(HWLAT_F_THRESHOLD_NS, FIELD_NUM, x.threshold_ns, 0),
+	FIELD(HWLAT_F_WIDTH_NS, FIELD_NUM, s.width_ns, 0),
+	FIELD(HWLAT_F_WINDOW_NS, FIELD_NUM, s.window_ns, 0),
+	FIELD(HWLAT_F_HARDLIMIT_NS, FIELD_NUM, s.hardlimit_ns, 0),
+	FIELD(HWLAT_F_START_NS, FIELD_NUM, s.start_ns, 0),
+	FIELD(HWLAT_F_DURATION_NS, FIELD_NUM, s.duration_ns, 0),
+	FIELD(HWLAT_F_SAMPLES, FIELD_NUM, s.samples, 0),
+	FIELD(HWLAT_F_MAX_NS, FIELD_NUM, s.max_ns, 0),
+	FIELD(HWLAT_F_DROPPED, FIELD_NUM, s.dropped, 0),
+	FIELD(HWLAT_F_SMI_TOTAL, FIELD_NUM, s.smi_total, 0),
+	FIELD(HWLAT_F_NMI_TOTAL, FIELD_NUM, s.nmi_total, 0),
+	FIELD(HWLAT_F_FLOOR_NS, FIELD_NUM, s.floor_ns, 0),
+	FIELD(HWLAT_F_STATUS, FIELD_STR, s.status, 0),
+	FIELD(HWLAT_F_MODE, FIELD_STR, s.mode, 0),
+	FIELD(HWLAT_F_CPUS, FIELD_STR, s.cpus, 0),
+	FIELD(HWLAT_F_KERNEL, FIELD_STR, s.kernel, 0),
+	FIELD(HWLAT_F_CPU_MODEL, FIELD_STR, s.cpu_model, 0),
+	FIELD(HWLAT_F_CLOCK, FIELD_STR, s.clock, 0),
+};
+
+static void take_value(struct entry *e, const struct field *f, const char *v, size_t vlen)
+{
+	char *dst = (char *)e + f->offset;
+	int r = 0;
+
+	switch (f->type) {
+	case FIELD_NUM:
+		r = parse_num(v, vlen, (uint64_t *)(void *)dst);
+		break;
+	case FIELD_ID:
+		r = copy_id(v, vlen, dst);
+		break;
+	case FIELD_STR:
+		copy_str(v, vlen, dst, f->size);
+		break;
+	}
+	if (r < 0 && !e->bad_field)
+		e->bad_field = f->name;
+	e->have |= f->have;
+}
+
+/* Sorts one FIELD=value into e. */
 void take_field(struct entry *e, const char *d, size_t len)
 {
+	static const char message_id[] = "MESSAGE_ID";
 	const char *eq = memchr(d, '=', len);
 	const char *v;
 	size_t nlen, vlen;
@@ -79,67 +148,22 @@ void take_field(struct entry *e, const char *d, size_t len)
 	v = eq + 1;
 	vlen = len - nlen - 1;
 
-	if (d[0] == '_') {
-		if (IS("_BOOT_ID")) {
-			if (copy_id(v, vlen, e->x.boot_id) < 0 && !e->bad_field)
-				e->bad_field = "_BOOT_ID";
-		} else if (IS("_MACHINE_ID")) {
-			if (copy_id(v, vlen, e->x.machine_id) < 0 && !e->bad_field)
-				e->bad_field = "_MACHINE_ID";
-		} else if (IS("_HOSTNAME")) {
-			copy_str(v, vlen, e->x.hostname, sizeof(e->x.hostname));
-		}
-		return;
-	}
-	if (IS("MESSAGE_ID")) {
+	if (nlen == sizeof(message_id) - 1 && memcmp(d, message_id, nlen) == 0) {
 		if (vlen == ID128_LEN && memcmp(v, HWLAT_SAMPLE_MESSAGE_ID, vlen) == 0)
 			e->kind = KIND_SAMPLE;
 		else if (vlen == ID128_LEN && memcmp(v, HWLAT_SUMMARY_MESSAGE_ID, vlen) == 0)
 			e->kind = KIND_SUMMARY;
 		return;
 	}
-	if (nlen < 6 || memcmp(d, "HWLAT_", 6) != 0)
+	/* The table holds trusted (_) and HWLAT_ fields only: skip others fast. */
+	if (d[0] != '_' && (nlen < 6 || memcmp(d, "HWLAT_", 6) != 0))
 		return;
-
-	if (IS(HWLAT_F_SCAN_ID)) {
-		if (copy_id(v, vlen, e->x.scan_id) < 0 && !e->bad_field)
-			e->bad_field = HWLAT_F_SCAN_ID;
-		e->have |= HAVE_SCAN;
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		if (fields[i].name_len == nlen && memcmp(d, fields[i].name, nlen) == 0) {
+			take_value(e, &fields[i], v, vlen);
+			return;
+		}
 	}
-	NUM(HWLAT_F_SEQ, e->x.seq, 0)
-	NUM(HWLAT_F_CPU, e->x.cpu, HAVE_CPU)
-	NUM(HWLAT_F_INNER_NS, e->x.inner_ns, HAVE_INNER)
-	NUM(HWLAT_F_OUTER_NS, e->x.outer_ns, HAVE_OUTER)
-	NUM(HWLAT_F_LATENCY_NS, e->x.latency_ns, HAVE_LATENCY)
-	NUM(HWLAT_F_COUNT, e->x.count, 0)
-	NUM(HWLAT_F_NMI_COUNT, e->x.nmi_count, 0)
-	NUM(HWLAT_F_NMI_NS, e->x.nmi_ns, 0)
-	NUM(HWLAT_F_SMI_COUNT, e->x.smi_count, 0)
-	NUM(HWLAT_F_TIMESTAMP_NS, e->x.timestamp_ns, HAVE_TIMESTAMP)
-	NUM(HWLAT_F_THRESHOLD_NS, e->x.threshold_ns, 0)
-	NUM(HWLAT_F_WIDTH_NS, e->s.width_ns, 0)
-	NUM(HWLAT_F_WINDOW_NS, e->s.window_ns, 0)
-	NUM(HWLAT_F_HARDLIMIT_NS, e->s.hardlimit_ns, 0)
-	NUM(HWLAT_F_START_NS, e->s.start_ns, 0)
-	NUM(HWLAT_F_DURATION_NS, e->s.duration_ns, 0)
-	NUM(HWLAT_F_SAMPLES, e->s.samples, 0)
-	NUM(HWLAT_F_MAX_NS, e->s.max_ns, 0)
-	NUM(HWLAT_F_DROPPED, e->s.dropped, 0)
-	NUM(HWLAT_F_SMI_TOTAL, e->s.smi_total, 0)
-	NUM(HWLAT_F_NMI_TOTAL, e->s.nmi_total, 0)
-	NUM(HWLAT_F_FLOOR_NS, e->s.floor_ns, 0)
-	else if (IS(HWLAT_F_STATUS))
-		copy_str(v, vlen, e->s.status, sizeof(e->s.status));
-	else if (IS(HWLAT_F_MODE))
-		copy_str(v, vlen, e->s.mode, sizeof(e->s.mode));
-	else if (IS(HWLAT_F_CPUS))
-		copy_str(v, vlen, e->s.cpus, sizeof(e->s.cpus));
-	else if (IS(HWLAT_F_KERNEL))
-		copy_str(v, vlen, e->s.kernel, sizeof(e->s.kernel));
-	else if (IS(HWLAT_F_CPU_MODEL))
-		copy_str(v, vlen, e->s.cpu_model, sizeof(e->s.cpu_model));
-	else if (IS(HWLAT_F_CLOCK))
-		copy_str(v, vlen, e->s.clock, sizeof(e->s.clock));
 }
 
 /* Checks a parsed entry; returns the name of what is wrong, or NULL. */

@@ -139,25 +139,38 @@ void print_text(const char *fmt, ...)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
 
-void print_string(const char *key, const char *fmt, const char *value)
+/*
+ * One value: in JSON its key, then json (a JSON token) or, when json is
+ * NULL, text as a JSON string; as text, text through fmt. Nothing when
+ * the output has no place for it (no key in JSON, no fmt in text).
+ */
+static void print_value(const char *key, const char *fmt, const char *json, const char *text)
 {
 	if (P.json) {
 		if (!key)
 			return;
 		json_member(key);
-		json_string(value ? value : "");
+		if (json)
+			fputs(json, P.f);
+		else
+			json_string(text);
 	} else if (fmt) {
-		fprintf(P.f, fmt, value ? value : "");
+		fprintf(P.f, fmt, text);
 	}
+}
+
+void print_string(const char *key, const char *fmt, const char *value)
+{
+	print_value(key, fmt, NULL, value ? value : "");
 }
 
 void print_u64(const char *key, const char *fmt, uint64_t value)
 {
+	char num[24];
+
 	if (P.json) {
-		if (!key)
-			return;
-		json_member(key);
-		fprintf(P.f, "%" PRIu64, value);
+		snprintf(num, sizeof(num), "%" PRIu64, value);
+		print_value(key, NULL, num, NULL);
 	} else if (fmt) {
 		fprintf(P.f, fmt, value);
 	}
@@ -165,56 +178,39 @@ void print_u64(const char *key, const char *fmt, uint64_t value)
 
 void print_bool(const char *key, const char *fmt, bool value)
 {
-	if (P.json) {
-		if (!key)
-			return;
-		json_member(key);
-		fputs(value ? "true" : "false", P.f);
-	} else if (fmt) {
-		fprintf(P.f, fmt, value ? "yes" : "no");
-	}
+	print_value(key, fmt, value ? "true" : "false", value ? "yes" : "no");
 }
 
 void print_null(const char *key, const char *fmt)
 {
-	if (P.json) {
-		if (!key)
-			return;
-		json_member(key);
-		fputs("null", P.f);
-	} else if (fmt) {
-		fprintf(P.f, fmt, "-");
-	}
+	print_value(key, fmt, "null", "-");
+}
+
+/* A number of ns: as it is in JSON, through format (into 64 bytes) as text. */
+static void print_ns(const char *key, const char *fmt, uint64_t ns,
+		     char *(*format)(uint64_t ns, char *buf, size_t size))
+{
+	char buf[64];
+
+	if (P.json)
+		print_u64(key, NULL, ns);
+	else if (fmt)
+		fprintf(P.f, fmt, format(ns, buf, sizeof(buf)));
 }
 
 void print_latency(const char *key, const char *fmt, uint64_t ns)
 {
-	char buf[32];
-
-	if (P.json)
-		print_u64(key, NULL, ns);
-	else if (fmt)
-		fprintf(P.f, fmt, format_latency(ns, buf, sizeof(buf)));
+	print_ns(key, fmt, ns, format_latency);
 }
 
 void print_time(const char *key, const char *fmt, uint64_t ns)
 {
-	char buf[64];
-
-	if (P.json)
-		print_u64(key, NULL, ns);
-	else if (fmt)
-		fprintf(P.f, fmt, format_time(ns, buf, sizeof(buf)));
+	print_ns(key, fmt, ns, format_time);
 }
 
 void print_duration(const char *key, const char *fmt, uint64_t ns)
 {
-	char buf[64];
-
-	if (P.json)
-		print_u64(key, NULL, ns);
-	else if (fmt)
-		fprintf(P.f, fmt, format_duration(ns, buf, sizeof(buf)));
+	print_ns(key, fmt, ns, format_duration);
 }
 
 #pragma GCC diagnostic pop

@@ -66,6 +66,27 @@ static char *lat(uint64_t ns, char *buf)
 	return format_latency(ns, buf, 32);
 }
 
+/* The dashed lines both plots draw at the threshold and the hardlimit. */
+enum { LIMIT_THRESHOLD, LIMIT_HARDLIMIT, N_LIMITS };
+
+struct limit {
+	const char *name;
+	uint64_t ns; /* 0: none, not drawn */
+	const char *color;
+};
+
+#define LIMIT_STROKE "stroke-width=\"2\" stroke-dasharray=\"6 4\""
+
+/* "threshold 10.0 us" at (x, y) in the limit's colour. */
+static void limit_label(FILE *f, const struct limit *l, double x, double y, const char *anchor)
+{
+	char style[64], label[64], l1[32];
+
+	snprintf(style, sizeof(style), "font-size=\"11\" fill=\"%s\"", l->color);
+	snprintf(label, sizeof(label), "%s %s", l->name, lat(l->ns, l1));
+	text(f, x, y, anchor, style, label);
+}
+
 /* Where latency v falls on the histogram's x axis, or -1 outside it. */
 static double hist_x(const struct bucket *b, int n, double bw, uint64_t v)
 {
@@ -85,10 +106,10 @@ static double hist_x(const struct bucket *b, int n, double bw, uint64_t v)
 	return -1;
 }
 
-static void draw_histogram(FILE *f, const struct report_data *d, uint64_t threshold,
-			   uint64_t hardlimit, const struct bucket *b, int n)
+static void draw_histogram(FILE *f, const struct report_data *d,
+			   const struct limit limits[N_LIMITS], const struct bucket *b, int n)
 {
-	uint64_t largest = 1;
+	uint64_t hardlimit = limits[LIMIT_HARDLIMIT].ns, largest = 1;
 	double bw, ymax;
 	char l1[32], l2[32], buf[128];
 
@@ -145,25 +166,16 @@ static void draw_histogram(FILE *f, const struct report_data *d, uint64_t thresh
 		 HIST_TOP + HIST_H / 2);
 	text(f, 20, HIST_TOP + HIST_H / 2.0, "middle", buf, "samples");
 
-	if (threshold) {
-		double x = hist_x(b, n, bw, threshold);
+	/* Vertical, where the limit falls among the buckets. */
+	for (int i = 0; i < N_LIMITS; i++) {
+		const struct limit *l = &limits[i];
+		double x = l->ns ? hist_x(b, n, bw, l->ns) : -1;
 
-		if (x >= 0) {
-			fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"%s\" stroke-width=\"2\" stroke-dasharray=\"6 4\"/>\n",
-				x, HIST_TOP, x, HIST_TOP + HIST_H, C_THRESH);
-			snprintf(buf, sizeof(buf), "threshold %s", lat(threshold, l1));
-			text(f, x, HIST_TOP - 6, "middle", "font-size=\"11\" fill=\"" C_THRESH "\"", buf);
-		}
-	}
-	if (hardlimit) {
-		double x = hist_x(b, n, bw, hardlimit);
-
-		if (x >= 0) {
-			fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"%s\" stroke-width=\"2\" stroke-dasharray=\"6 4\"/>\n",
-				x, HIST_TOP, x, HIST_TOP + HIST_H, C_HARD);
-			snprintf(buf, sizeof(buf), "hardlimit %s", lat(hardlimit, l1));
-			text(f, x, HIST_TOP - 6, "middle", "font-size=\"11\" fill=\"" C_HARD "\"", buf);
-		}
+		if (x < 0)
+			continue;
+		fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"%s\" " LIMIT_STROKE "/>\n",
+			x, HIST_TOP, x, HIST_TOP + HIST_H, l->color);
+		limit_label(f, l, x, HIST_TOP - 6, "middle");
 	}
 }
 
@@ -178,9 +190,10 @@ static double time_y(double lo, double hi, uint64_t v)
 	return TIME_TOP + TIME_H - (l - lo) / (hi - lo) * TIME_H;
 }
 
-static void draw_timeline(FILE *f, const struct report_data *d, uint64_t threshold,
-			  uint64_t hardlimit, uint64_t t0, uint64_t t1)
+static void draw_timeline(FILE *f, const struct report_data *d,
+			  const struct limit limits[N_LIMITS], uint64_t t0, uint64_t t1)
 {
+	uint64_t threshold = limits[LIMIT_THRESHOLD].ns, hardlimit = limits[LIMIT_HARDLIMIT].ns;
 	const struct timeline *tl = &d->timeline;
 	uint64_t vmin = d->all.n ? d->all.min_ns : 1000, vmax = d->all.n ? d->all.max_ns : 1000;
 	double lo, hi, span;
@@ -224,21 +237,17 @@ static void draw_timeline(FILE *f, const struct report_data *d, uint64_t thresho
 		 TIME_TOP + TIME_H / 2);
 	text(f, 20, TIME_TOP + TIME_H / 2.0, "middle", buf, "latency");
 
-	if (threshold) {
-		double y = time_y(lo, hi, threshold);
+	/* Horizontal, at the limit's height, labelled right of the plot. */
+	for (int i = 0; i < N_LIMITS; i++) {
+		const struct limit *l = &limits[i];
+		double y;
 
-		fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\" stroke-dasharray=\"6 4\"/>\n",
-			LEFT, y, LEFT + PLOT_W, y, C_THRESH);
-		snprintf(buf, sizeof(buf), "threshold %s", lat(threshold, l1));
-		text(f, LEFT + PLOT_W + 6, y + 4, "start", "font-size=\"11\" fill=\"" C_THRESH "\"", buf);
-	}
-	if (hardlimit) {
-		double y = time_y(lo, hi, hardlimit);
-
-		fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\" stroke-dasharray=\"6 4\"/>\n",
-			LEFT, y, LEFT + PLOT_W, y, C_HARD);
-		snprintf(buf, sizeof(buf), "hardlimit %s", lat(hardlimit, l1));
-		text(f, LEFT + PLOT_W + 6, y + 4, "start", "font-size=\"11\" fill=\"" C_HARD "\"", buf);
+		if (!l->ns)
+			continue;
+		y = time_y(lo, hi, l->ns);
+		fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"%s\" " LIMIT_STROKE "/>\n",
+			LEFT, y, LEFT + PLOT_W, y, l->color);
+		limit_label(f, l, LEFT + PLOT_W + 6, y + 4, "start");
 	}
 	if (!tl->any)
 		return;
@@ -265,6 +274,7 @@ static int write_svg(FILE *f, const struct report_data *d)
 	_cleanup_free_ struct bucket *b = NULL;
 	uint64_t threshold = 0, hardlimit = d->o->hardlimit_ns;
 	uint64_t t0 = d->first_ns, t1 = d->last_ns;
+	struct limit limits[N_LIMITS];
 	size_t n_scans = 0, line = 0;
 	char buf[512], l1[32], l2[32];
 	int n;
@@ -289,6 +299,8 @@ static int write_svg(FILE *f, const struct report_data *d)
 	}
 	if (t0 > t1)
 		t0 = t1;
+	limits[LIMIT_THRESHOLD] = (struct limit){ "threshold", threshold, C_THRESH };
+	limits[LIMIT_HARDLIMIT] = (struct limit){ "hardlimit", hardlimit, C_HARD };
 
 	n = stats_buckets(&d->all, &b);
 	if (n < 0)
@@ -313,8 +325,8 @@ static int write_svg(FILE *f, const struct report_data *d)
 		     exceeded ? "font-size=\"18\" font-weight=\"bold\" fill=\"" C_OVER "\"" :
 				"font-size=\"18\" font-weight=\"bold\" fill=\"#2ca02c\"", buf);
 	}
-	draw_histogram(f, d, threshold, hardlimit, b, n);
-	draw_timeline(f, d, threshold, hardlimit, t0, t1);
+	draw_histogram(f, d, limits, b, n);
+	draw_timeline(f, d, limits, t0, t1);
 
 	for (size_t i = 0; i < d->n_scans && line < 4; i++) {
 		const struct scan *s = &d->scans[i];

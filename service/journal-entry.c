@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Sample and summary journal entries of hwlat-scan. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <string.h>
 #include <time.h>
@@ -41,14 +42,24 @@ int journal_entry_add(journal_entry *e, const char *fmt, ...)
 	return 0;
 }
 
-#define ADD(e, ...)                                          \
-	do {                                                 \
-		int _r = journal_entry_add((e), __VA_ARGS__); \
-		if (_r < 0)                                  \
-			return _r;                           \
-	} while (0)
+/* One NAME=value field: str, or the number num when str is NULL. */
+struct entry_field {
+	const char *name;
+	const char *str;
+	uint64_t num;
+};
 
-#define ADD_U64(e, field, v) ADD(e, field "=%llu", (unsigned long long)(v))
+static int add_fields(journal_entry *e, const struct entry_field *f, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		int r = f[i].str ? journal_entry_add(e, "%s=%s", f[i].name, f[i].str) :
+				   journal_entry_add(e, "%s=%" PRIu64, f[i].name, f[i].num);
+
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
 
 /* " (SMI)", " (NMI)", " (SMI, NMI)" or "". */
 static const char *attribution(const hwlat_sample *s)
@@ -66,77 +77,93 @@ int journal_entry_sample(journal_entry *e, const char *scan_id,
 			 uint64_t threshold_ns, const hwlat_sample *s)
 {
 	uint64_t latency = hwlat_sample_latency_ns(s);
+	const struct entry_field fields[] = {
+		/* A gap over the threshold is a warning; an NMI/SMI alone a notice. */
+		{ "PRIORITY", .num = latency > threshold_ns ? 4 : 5 },
+		{ "SYSLOG_IDENTIFIER", .str = "hwlat-scan" },
+		{ HWLAT_F_SCAN_ID, .str = scan_id },
+		{ HWLAT_F_SEQ, .num = s->seq },
+		{ HWLAT_F_CPU, .num = s->cpu },
+		{ HWLAT_F_INNER_NS, .num = s->inner_ns },
+		{ HWLAT_F_OUTER_NS, .num = s->outer_ns },
+		{ HWLAT_F_LATENCY_NS, .num = latency },
+		{ HWLAT_F_COUNT, .num = s->count },
+		{ HWLAT_F_NMI_COUNT, .num = s->nmi_count },
+		{ HWLAT_F_NMI_NS, .num = s->nmi_ns },
+		{ HWLAT_F_SMI_COUNT, .num = s->smi_count },
+		{ HWLAT_F_TIMESTAMP_NS, .num = s->timestamp_ns },
+		{ HWLAT_F_THRESHOLD_NS, .num = threshold_ns },
+	};
 	char lat[32];
+	int r;
 
 	journal_entry_init(e);
-	ADD(e, "MESSAGE_ID=%s", HWLAT_SAMPLE_MESSAGE_ID);
-	ADD(e, "MESSAGE=hardware latency %s on CPU %u%s",
-	    format_latency(latency, lat, sizeof(lat)), s->cpu, attribution(s));
-	/* A gap over the threshold is a warning; an NMI/SMI alone a notice. */
-	ADD(e, "PRIORITY=%d", latency > threshold_ns ? 4 : 5);
-	ADD(e, "SYSLOG_IDENTIFIER=hwlat-scan");
-	ADD(e, HWLAT_F_SCAN_ID "=%s", scan_id);
-	ADD_U64(e, HWLAT_F_SEQ, s->seq);
-	ADD(e, HWLAT_F_CPU "=%u", s->cpu);
-	ADD_U64(e, HWLAT_F_INNER_NS, s->inner_ns);
-	ADD_U64(e, HWLAT_F_OUTER_NS, s->outer_ns);
-	ADD_U64(e, HWLAT_F_LATENCY_NS, latency);
-	ADD_U64(e, HWLAT_F_COUNT, s->count);
-	ADD_U64(e, HWLAT_F_NMI_COUNT, s->nmi_count);
-	ADD_U64(e, HWLAT_F_NMI_NS, s->nmi_ns);
-	ADD_U64(e, HWLAT_F_SMI_COUNT, s->smi_count);
-	ADD_U64(e, HWLAT_F_TIMESTAMP_NS, s->timestamp_ns);
-	ADD_U64(e, HWLAT_F_THRESHOLD_NS, threshold_ns);
-	return 0;
+	r = journal_entry_add(e, "MESSAGE_ID=%s", HWLAT_SAMPLE_MESSAGE_ID);
+	if (r >= 0)
+		r = journal_entry_add(e, "MESSAGE=hardware latency %s on CPU %u%s",
+				      format_latency(latency, lat, sizeof(lat)), s->cpu,
+				      attribution(s));
+	if (r >= 0)
+		r = add_fields(e, fields, sizeof(fields) / sizeof(fields[0]));
+	return r < 0 ? r : 0;
+}
+
+/* A failed scan is an error, one over the hard limit a warning, an
+ * interrupted one a notice. */
+static int summary_priority(const char *status, bool over)
+{
+	if (strcmp(status, HWLAT_STATUS_FAILED) == 0)
+		return 3;
+	if (over)
+		return 4;
+	if (strcmp(status, HWLAT_STATUS_INTERRUPTED) == 0)
+		return 5;
+	return 6;
 }
 
 int journal_entry_summary(journal_entry *e, const scan_summary *s)
 {
 	bool over = s->hardlimit_ns && s->max_ns > s->hardlimit_ns;
+	const struct entry_field fields[] = {
+		{ "PRIORITY", .num = summary_priority(s->status, over) },
+		{ "SYSLOG_IDENTIFIER", .str = "hwlat-scan" },
+		{ HWLAT_F_SCAN_ID, .str = s->scan_id },
+		{ HWLAT_F_STATUS, .str = s->status },
+		{ HWLAT_F_THRESHOLD_NS, .num = s->threshold_ns },
+		{ HWLAT_F_WIDTH_NS, .num = s->width_ns },
+		{ HWLAT_F_WINDOW_NS, .num = s->window_ns },
+		{ HWLAT_F_HARDLIMIT_NS, .num = s->hardlimit_ns },
+		{ HWLAT_F_MODE, .str = s->mode },
+		{ HWLAT_F_CPUS, .str = s->cpus },
+		{ HWLAT_F_KERNEL, .str = s->kernel },
+		{ HWLAT_F_CPU_MODEL, .str = s->cpu_model },
+		{ HWLAT_F_CLOCK, .str = s->clock },
+		{ HWLAT_F_START_NS, .num = s->start_ns },
+		{ HWLAT_F_DURATION_NS, .num = s->duration_ns },
+		{ HWLAT_F_SAMPLES, .num = s->samples },
+		{ HWLAT_F_MAX_NS, .num = s->max_ns },
+		{ HWLAT_F_DROPPED, .num = s->dropped },
+		{ HWLAT_F_SMI_TOTAL, .num = s->smi_total },
+		{ HWLAT_F_NMI_TOTAL, .num = s->nmi_total },
+		{ HWLAT_F_FLOOR_NS, .num = s->floor_ns },
+	};
 	char max[32], limit[32];
-	int prio;
-
-	if (strcmp(s->status, HWLAT_STATUS_FAILED) == 0)
-		prio = 3;
-	else if (over)
-		prio = 4;
-	else if (strcmp(s->status, HWLAT_STATUS_INTERRUPTED) == 0)
-		prio = 5;
-	else
-		prio = 6;
+	int r;
 
 	journal_entry_init(e);
-	ADD(e, "MESSAGE_ID=%s", HWLAT_SUMMARY_MESSAGE_ID);
-	ADD(e, "MESSAGE=hardware latency scan %s: %llu samples, max %s, %llu dropped, %llu.%03llu s scanned%s%s",
-	    s->status, (unsigned long long)s->samples,
-	    s->samples ? format_latency(s->max_ns, max, sizeof(max)) : "-",
-	    (unsigned long long)s->dropped,
-	    (unsigned long long)(s->duration_ns / NSEC_PER_SEC),
-	    (unsigned long long)(s->duration_ns % NSEC_PER_SEC / NSEC_PER_MSEC),
-	    over ? ", exceeds hard limit " : "",
-	    over ? format_latency(s->hardlimit_ns, limit, sizeof(limit)) : "");
-	ADD(e, "PRIORITY=%d", prio);
-	ADD(e, "SYSLOG_IDENTIFIER=hwlat-scan");
-	ADD(e, HWLAT_F_SCAN_ID "=%s", s->scan_id);
-	ADD(e, HWLAT_F_STATUS "=%s", s->status);
-	ADD_U64(e, HWLAT_F_THRESHOLD_NS, s->threshold_ns);
-	ADD_U64(e, HWLAT_F_WIDTH_NS, s->width_ns);
-	ADD_U64(e, HWLAT_F_WINDOW_NS, s->window_ns);
-	ADD_U64(e, HWLAT_F_HARDLIMIT_NS, s->hardlimit_ns);
-	ADD(e, HWLAT_F_MODE "=%s", s->mode);
-	ADD(e, HWLAT_F_CPUS "=%s", s->cpus);
-	ADD(e, HWLAT_F_KERNEL "=%s", s->kernel);
-	ADD(e, HWLAT_F_CPU_MODEL "=%s", s->cpu_model);
-	ADD(e, HWLAT_F_CLOCK "=%s", s->clock);
-	ADD_U64(e, HWLAT_F_START_NS, s->start_ns);
-	ADD_U64(e, HWLAT_F_DURATION_NS, s->duration_ns);
-	ADD_U64(e, HWLAT_F_SAMPLES, s->samples);
-	ADD_U64(e, HWLAT_F_MAX_NS, s->max_ns);
-	ADD_U64(e, HWLAT_F_DROPPED, s->dropped);
-	ADD_U64(e, HWLAT_F_SMI_TOTAL, s->smi_total);
-	ADD_U64(e, HWLAT_F_NMI_TOTAL, s->nmi_total);
-	ADD_U64(e, HWLAT_F_FLOOR_NS, s->floor_ns);
-	return 0;
+	r = journal_entry_add(e, "MESSAGE_ID=%s", HWLAT_SUMMARY_MESSAGE_ID);
+	if (r >= 0)
+		r = journal_entry_add(e, "MESSAGE=hardware latency scan %s: %llu samples, max %s, %llu dropped, %llu.%03llu s scanned%s%s",
+				      s->status, (unsigned long long)s->samples,
+				      s->samples ? format_latency(s->max_ns, max, sizeof(max)) : "-",
+				      (unsigned long long)s->dropped,
+				      (unsigned long long)(s->duration_ns / NSEC_PER_SEC),
+				      (unsigned long long)(s->duration_ns % NSEC_PER_SEC / NSEC_PER_MSEC),
+				      over ? ", exceeds hard limit " : "",
+				      over ? format_latency(s->hardlimit_ns, limit, sizeof(limit)) : "");
+	if (r >= 0)
+		r = add_fields(e, fields, sizeof(fields) / sizeof(fields[0]));
+	return r < 0 ? r : 0;
 }
 
 static uint64_t now_us(clockid_t clock)

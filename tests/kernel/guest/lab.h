@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Shared helpers of the guest test programs (abi-test, torture): TAP output,
- * debugfs file access that reports -errno, and strict parsers for the
- * `sample` and `stream` line formats of docs/interfaces.md.
+ * Shared helpers of the guest test programs (abi-test, torture, nmi-probe):
+ * TAP output, debugfs file access that reports -errno, strict parsers for
+ * the `sample` and `stream` line formats of docs/interfaces.md, draining
+ * `stream` after an overflow, and a reader thread that blocks in read().
  *
  * These programs run inside the QEMU guest only (tests/kernel/lab), as root,
  * with debugfs mounted and hwlat_detector loaded.
@@ -15,6 +16,7 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -332,6 +334,57 @@ static inline void acc_feed(struct stream_acc *a, const char *buf, size_t n)
 			a->plen = 0;
 		}
 	}
+}
+
+/*
+ * The end of an overflow test: reads what fd (`stream`, opened O_NONBLOCK)
+ * holds (for at most 60 s), then what arrives for one more second while the
+ * detector runs, then writes enable=0 and reads to EOF, all into a. Returns
+ * the last read(): 0 when the stream reached EOF, else -errno.
+ */
+static inline ssize_t stream_drain(int fd, struct stream_acc *a)
+{
+	char b[65536];
+	uint64_t deadline = now_ns() + 60000000000ull;
+	ssize_t n;
+
+	while (now_ns() < deadline && (n = read(fd, b, sizeof(b))) > 0)
+		acc_feed(a, b, (size_t)n);
+	deadline = now_ns() + 1000000000ull;
+	while (now_ns() < deadline) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		poll(&p, 1, 50);
+		n = read(fd, b, sizeof(b));
+		if (n > 0)
+			acc_feed(a, b, (size_t)n);
+	}
+	wr("enable", "0");
+	while ((n = read(fd, b, sizeof(b))) > 0)
+		acc_feed(a, b, (size_t)n);
+	return n < 0 ? -errno : 0;
+}
+
+/* A thread that reads fd until read() returns 0 (EOF) or fails. */
+struct blocked_read {
+	const char *file;
+	int fd;
+	atomic_int done;	/* set when the thread is about to return */
+	ssize_t ret;		/* the last read()'s result */
+	int err;		/* and its errno */
+};
+
+static inline void *blocked_reader(void *arg)
+{
+	struct blocked_read *br = arg;
+	char b[4096];
+
+	do {
+		br->ret = read(br->fd, b, sizeof(b));
+		br->err = br->ret < 0 ? errno : 0;
+	} while (br->ret > 0);
+	atomic_store(&br->done, 1);
+	return NULL;
 }
 
 static inline int cpus_online(void)

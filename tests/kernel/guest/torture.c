@@ -392,8 +392,7 @@ static void torture_overflow(void)
 	struct stream_acc a = { 0 };
 	_cleanup_close_ int fd = -1;
 	long long dropped = 0;
-	char b[65536];
-	uint64_t t0, deadline;
+	uint64_t t0;
 	ssize_t n;
 
 	wr("enable", "0");
@@ -414,52 +413,18 @@ static void torture_overflow(void)
 		wr("enable", "0");
 		return;
 	}
-	while ((n = read(fd, b, sizeof(b))) > 0)
-		acc_feed(&a, b, (size_t)n);
-	deadline = now_ns() + 1000000000ull;
-	while (now_ns() < deadline) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-
-		poll(&p, 1, 20);
-		n = read(fd, b, sizeof(b));
-		if (n > 0)
-			acc_feed(&a, b, (size_t)n);
-	}
-	wr("enable", "0");
-	while ((n = read(fd, b, sizeof(b))) > 0)
-		acc_feed(&a, b, (size_t)n);
+	n = stream_drain(fd, &a);
 	dropped = rdnum("dropped");
 	if (!ok(dropped > 0 && n == 0 && a.bad == 0 && a.out_of_order == 0 &&
 		(long long)a.missing == dropped,
 		"overflow: %" PRIu64 " lines read, dropped %lld == %" PRIu64 " missing seq numbers",
 		a.lines, dropped, a.missing))
 		diag("last seq %" PRIu64 ", bad %" PRIu64 " (\"%s\"), out of order %" PRIu64
-		     ", final read %zd",
-		     a.last_seq, a.bad, a.first_bad, a.out_of_order, n);
+		     ", final read %s",
+		     a.last_seq, a.bad, a.first_bad, a.out_of_order, n ? strerror((int)-n) : "EOF");
 	wrnum("window", 1000000);
 	wrnum("width", 500000);
 	wr("mode", "round-robin");
-}
-
-struct blocker {
-	const char *file;
-	int fd;
-	atomic_int done;
-	ssize_t ret;
-	int err;
-};
-
-static void *blocker_main(void *arg)
-{
-	struct blocker *b = arg;
-	char buf[4096];
-
-	do {
-		b->ret = read(b->fd, buf, sizeof(buf));
-		b->err = b->ret < 0 ? errno : 0;
-	} while (b->ret > 0);
-	atomic_store(&b->done, 1);
-	return NULL;
 }
 
 /*
@@ -471,7 +436,7 @@ static void *blocker_main(void *arg)
  */
 static void torture_rmmod(void)
 {
-	static struct blocker bl[2] = { { .file = "sample" }, { .file = "stream" } };
+	static struct blocked_read bl[2] = { { .file = "sample" }, { .file = "stream" } };
 	pthread_t t[2];
 	bool started[2] = { false, false }, blocked = true, back = true;
 	int r, rerr;
@@ -487,7 +452,7 @@ static void torture_rmmod(void)
 			diag("rmmod: cannot open %s: %s", bl[i].file, strerror(-bl[i].fd));
 			continue;
 		}
-		started[i] = pthread_create(&t[i], NULL, blocker_main, &bl[i]) == 0;
+		started[i] = pthread_create(&t[i], NULL, blocked_reader, &bl[i]) == 0;
 	}
 	sleep_ms(500);
 	for (int i = 0; i < 2; i++)

@@ -30,18 +30,8 @@ mkdir "$old"
 cp "$det/threshold" "$det/width" "$det/window" "$det/enable" "$old/"
 mkfifo "$old/stream"
 
-n=0
-failed=0
-ok() { # ok COND-STATUS DESCRIPTION [SAW]
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $n - $2"
-	else
-		failed=$((failed + 1))
-		echo "not ok $n - $2"
-		[ $# -lt 3 ] || printf '%s\n' "$3" | sed 's/^/#   saw: /'
-	fi
-}
+# shellcheck source=tests/unit/scan/tap.sh
+. "$(dirname "$0")/tap.sh"
 
 # Content of every regular file (not the FIFO: opening it would block).
 state() { find "$1" -maxdepth 1 -type f -exec md5sum {} + | sort; }
@@ -91,19 +81,19 @@ expect_fail 2 "invalid key 'cpus': this detector has no cpus file" "$old" --cpus
 
 # Config file.
 conf=$tmp/scan.conf
-printf '# comment\nthreshold = 20\ncolour = blue\n' >"$conf"
-expect_fail 2 "$conf:3: unknown key 'colour'" "$det" --config "$conf"
-printf 'width = 700000\nwindow = 700000\n' >"$conf"
-expect_fail 2 "width 700000 us must be smaller than window 700000 us" "$det" --config "$conf"
-printf 'threshold = 20\nthreshold = 30\n' >"$conf"
-expect_fail 2 "$conf:2: key 'threshold' given twice" "$det" --config "$conf"
-printf 'threshold: 20\n' >"$conf"
-expect_fail 2 "$conf:1: expected 'key = value'" "$det" --config "$conf"
-printf 'mode = fast\n' >"$conf"
-expect_fail 2 "$conf:1: invalid value 'fast' for 'mode'" "$det" --config "$conf"
+# expect_conf_fail TEXT PATTERN: with a config file of TEXT (backslash
+# escapes as printf %b), the scan exits 2 matching PATTERN, nothing changed.
+expect_conf_fail() {
+	printf '%b' "$1" >"$conf"
+	expect_fail 2 "$2" "$det" --config "$conf"
+}
+expect_conf_fail '# comment\nthreshold = 20\ncolour = blue\n' "$conf:3: unknown key 'colour'"
+expect_conf_fail 'width = 700000\nwindow = 700000\n' "width 700000 us must be smaller than window 700000 us"
+expect_conf_fail 'threshold = 20\nthreshold = 30\n' "$conf:2: key 'threshold' given twice"
+expect_conf_fail 'threshold: 20\n' "$conf:1: expected 'key = value'"
+expect_conf_fail 'mode = fast\n' "$conf:1: invalid value 'fast' for 'mode'"
 # The command line overrides the file, but a bad file value is still an error.
-printf 'window = 400000\n' >"$conf"
-expect_fail 2 "width 500000 us \(current\) must be smaller than window 400000 us" "$det" --config "$conf"
+expect_conf_fail 'window = 400000\n' "width 500000 us \(current\) must be smaller than window 400000 us"
 expect_fail 2 "cannot read config file $tmp/missing.conf: No such file" "$det" --config "$tmp/missing.conf"
 
 # No detector.
@@ -125,5 +115,4 @@ else
 	ok 1 "--version prints the version" "$out"
 fi
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+tap_done

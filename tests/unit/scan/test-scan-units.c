@@ -584,6 +584,26 @@ static void read_fake(const char *dir, const char *name, char *buf, size_t size)
 }
 
 /*
+ * Changes width and window from cur with the file broken made a directory
+ * (every write to it fails), then reads the file probe into buf: returns
+ * what detector_change returned.
+ */
+static int change_width_window(detector *d, detector_settings *cur, uint64_t width_us,
+			       uint64_t window_us, const char *dir, const char *broken,
+			       const char *probe, char *buf, size_t size)
+{
+	detector_settings want = *cur;
+	int r;
+
+	want.width_us = width_us;
+	want.window_us = window_us;
+	fake_file(dir, broken, NULL);
+	r = detector_change(d, cur, &want);
+	read_fake(dir, probe, buf, size);
+	return r;
+}
+
+/*
  * detector_change orders width and window so that width < window holds
  * after every write: growing, the window goes first; shrinking, the width.
  * A write that fails (here: the file is a directory) shows the order, and
@@ -616,12 +636,7 @@ static void test_detector_change(void)
 	   "settings read, bracketed mode parsed (r=%d, mode=%s)", r, cur.mode);
 
 	/* Growing with width unwritable: window must already be written. */
-	want = cur;
-	want.width_us = 300000;
-	want.window_us = 600000;
-	fake_file(dir, "width", NULL);
-	r = detector_change(&d, &cur, &want);
-	read_fake(dir, "window", buf, sizeof(buf));
+	r = change_width_window(&d, &cur, 300000, 600000, dir, "width", "window", buf, sizeof(buf));
 	ok(r < 0 && strcmp(buf, "600000") == 0 && cur.window_us == 600000 &&
 	   cur.width_us == 100000,
 	   "growing: window written before width (r=%d, window=%s, state %" PRIu64 "/%" PRIu64 ")",
@@ -630,12 +645,7 @@ static void test_detector_change(void)
 	/* Shrinking with window unwritable: width must already be written. */
 	fake_file(dir, "width", "300000\n");
 	cur.width_us = 300000;
-	want = cur;
-	want.width_us = 50000;
-	want.window_us = 100000;
-	fake_file(dir, "window", NULL);
-	r = detector_change(&d, &cur, &want);
-	read_fake(dir, "width", buf, sizeof(buf));
+	r = change_width_window(&d, &cur, 50000, 100000, dir, "window", "width", buf, sizeof(buf));
 	ok(r < 0 && strcmp(buf, "50000") == 0 && cur.width_us == 50000 &&
 	   cur.window_us == 600000,
 	   "shrinking: width written before window (r=%d, width=%s)", r, buf);

@@ -19,8 +19,9 @@ a FIFO for `stream`, this script playing the module) and proves that:
   (exit 5, status "failed") and still restores the settings;
 - every system call a scan makes passes the unit's SystemCallFilter=
   (traced with strace, checked against `systemd-analyze syscall-filter`);
-- --load-module/--unload-module call modprobe only as documented (a fake
-  modprobe; the host kernel is never touched) and keep the marker right;
+- --load-module/--unload-module run the module tool only as documented (a
+  fake stands in for it; the host kernel is never touched) and keep the
+  marker right;
   a module that is not installed gives exit 4 and says how to install it.
 
 TAP output; exit status 1 when any check failed.
@@ -185,12 +186,23 @@ def to_journal(export, outdir):
 NO_CONFIG = ["--config", "/dev/null"]
 
 
-def run_scan(args, env=None, timeout=60):
+def scan_env(env=None):
+    """The environment of a scan: ours without systemd's INVOCATION_ID, plus env."""
     e = dict(os.environ)
     e.pop("INVOCATION_ID", None)
     e.update(env or {})
+    return e
+
+
+def run_scan(args, env=None, timeout=60):
     return subprocess.run([SCAN] + NO_CONFIG + args, capture_output=True, text=True,
-                          env=e, timeout=timeout)
+                          env=scan_env(env), timeout=timeout)
+
+
+def start_scan(args):
+    """Starts a scan in the background, its stdout and stderr piped."""
+    return subprocess.Popen([SCAN] + NO_CONFIG + args, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=scan_env())
 
 
 def line(seq, cpu, sec, nsec, inner, outer, count, nmi, nmi_ns, smi):
@@ -340,11 +352,8 @@ def test_sigterm(tmp):
 
     mod = FakeModule(d, script, drain=line(2, 1, 1700000000, 5, 40000, 0, 1, 0, 0, 0))
     mod.start()
-    e = dict(os.environ)
-    e.pop("INVOCATION_ID", None)
-    p = subprocess.Popen([SCAN] + NO_CONFIG + ["--detector-dir", d, "--journal-export", export,
-                          "--duration", "60", "--width", "300000", "--quiet"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=e)
+    p = start_scan(["--detector-dir", d, "--journal-export", export,
+                    "--duration", "60", "--width", "300000", "--quiet"])
     arrived = wait_for(lambda: export_has_seq(export, 1), 10)
     changed = read(d, "width") == "300000\n"
     t0 = time.monotonic()
@@ -380,11 +389,8 @@ def test_lock(tmp):
     export = os.path.join(tmp, "export.txt")
     mod = FakeModule(d, lambda w: None)
     mod.start()
-    e = dict(os.environ)
-    e.pop("INVOCATION_ID", None)
-    first = subprocess.Popen([SCAN] + NO_CONFIG + ["--detector-dir", d, "--journal-export", export,
-                              "--duration", "60", "--threshold", "33", "--quiet"],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=e)
+    first = start_scan(["--detector-dir", d, "--journal-export", export,
+                        "--duration", "60", "--threshold", "33", "--quiet"])
     running = wait_for(enabled(d, "1"), 10)
     before = snapshot(d)
     second = run_scan(["--detector-dir", d, "--threshold", "44", "--duration", "1",
@@ -504,11 +510,9 @@ def test_syscall_filter(tmp):
     mod = FakeModule(d, lambda w: (w.write(line(1, 0, 1, 0, 20000, 0, 1, 0, 0, 0)), w.flush()),
                      drain=line(2, 0, 1, 5, 20000, 0, 1, 0, 0, 0))
     mod.start()
-    e = dict(os.environ)
-    e.pop("INVOCATION_ID", None)
     r = subprocess.run(["strace", "-f", "-qq", "-o", trace, SCAN] + NO_CONFIG +
                        ["--detector-dir", d, "--duration", "1", "--width", "400000"],
-                       capture_output=True, text=True, env=e, timeout=60)
+                       capture_output=True, text=True, env=scan_env(), timeout=60)
     mod.join(5)
     used = set()
     with open(trace) as f:
@@ -526,10 +530,10 @@ def test_syscall_filter(tmp):
 
 
 def test_module_helpers(tmp):
-    """--load-module/--unload-module through a fake modprobe."""
+    """--load-module/--unload-module through a fake module tool."""
     sysmod = os.path.join(tmp, "sys-module")
     run = os.path.join(tmp, "run-hwlat")
-    log = os.path.join(tmp, "modprobe.log")
+    log = os.path.join(tmp, "module-tool.log")
     os.mkdir(sysmod)
     env = {"HWLAT_MODPROBE": FAKE_MODPROBE, "HWLAT_SYS_MODULE": sysmod,
            "HWLAT_RUN_DIR": run, "FAKE_MODPROBE_LOG": log}

@@ -20,18 +20,8 @@ done
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-n=0
-failed=0
-ok() { # ok STATUS DESCRIPTION [SAW]
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $n - $2"
-	else
-		failed=$((failed + 1))
-		echo "not ok $n - $2"
-		[ $# -lt 3 ] || printf '%s\n' "$3" | sed 's/^/#   saw: /'
-	fi
-}
+# shellcheck source=tests/unit/scan/tap.sh
+. "$(dirname "$0")/tap.sh"
 
 sed "s|@sbindir@|$(dirname "$scan")|g" "$svc/hwlat-scan.service.in" >"$tmp/hwlat-scan.service"
 cp "$svc/hwlat-scan.timer" "$tmp/"
@@ -102,5 +92,4 @@ out=$("$scan" --config "$tmp/active.conf" --detector-dir "$tmp/det" 2>&1) && rc=
 if [ "$rc" -eq 4 ] && ! grep -q "invalid" <<<"$out"; then r=0; else r=1; fi
 ok $r "the documented example values are all valid" "exit $rc: $out"
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+tap_done
