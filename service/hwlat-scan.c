@@ -58,6 +58,7 @@ typedef struct options {
 	const char *detector_dir;
 	const char *journal_export;
 	bool quiet;
+	bool unit; /* run by hwlat-scan.service (--unit) */
 	struct {
 		const char *key;
 		const char *value;
@@ -97,6 +98,8 @@ static void help(void)
 	       "  -q, --quiet         print no summary on standard output\n"
 	       "      --load-module   load the module, remember it in /run/hwlat (for the unit)\n"
 	       "      --unload-module unload the module if --load-module loaded it\n"
+	       "      --unit          run as hwlat-scan.service: the module is loaded by\n"
+	       "                      ExecStartPre, the scan id is $INVOCATION_ID\n"
 	       "  -h, --help          show this help\n"
 	       "  -V, --version       show the version\n"
 	       "\n"
@@ -116,6 +119,7 @@ enum {
 	ARG_HARDLIMIT,
 	ARG_LOAD,
 	ARG_UNLOAD,
+	ARG_UNIT,
 	ARG_DETECTOR_DIR,
 	ARG_JOURNAL_EXPORT,
 };
@@ -136,6 +140,7 @@ static int parse_argv(int argc, char *argv[], options *o)
 		{ "version", no_argument, NULL, 'V' },
 		{ "load-module", no_argument, NULL, ARG_LOAD },
 		{ "unload-module", no_argument, NULL, ARG_UNLOAD },
+		{ "unit", no_argument, NULL, ARG_UNIT },
 		/* For tests, documented in hwlat-scan(8), not in --help. */
 		{ "detector-dir", required_argument, NULL, ARG_DETECTOR_DIR },
 		{ "journal-export", required_argument, NULL, ARG_JOURNAL_EXPORT },
@@ -176,6 +181,9 @@ static int parse_argv(int argc, char *argv[], options *o)
 			break;
 		case ARG_UNLOAD:
 			o->action = ACTION_UNLOAD_MODULE;
+			break;
+		case ARG_UNIT:
+			o->unit = true;
 			break;
 		case ARG_DETECTOR_DIR:
 			o->detector_dir = optarg;
@@ -228,9 +236,14 @@ static uint64_t now_ns(clockid_t clock)
 	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
 }
 
-static void scan_id_init(char buf[static SD_ID128_STRING_MAX])
+/*
+ * The scan id is the unit's invocation id only under --unit: a scan run by
+ * hand from another service (a CI job, cloud-init) inherits that service's
+ * INVOCATION_ID, and two such scans must not share an id.
+ */
+static void scan_id_init(bool unit, char buf[static SD_ID128_STRING_MAX])
 {
-	const char *inv = getenv("INVOCATION_ID");
+	const char *inv = unit ? getenv("INVOCATION_ID") : NULL;
 	sd_id128_t id;
 
 	if (inv && sd_id128_from_string(inv, &id) >= 0) {
@@ -497,7 +510,7 @@ static int undo(cleanup *c)
 static int open_detector(const options *o, cleanup *c)
 {
 	char path[4096 + 32], mnt[4096];
-	bool interactive = !getenv("INVOCATION_ID");
+	bool interactive = !o->unit;
 	int r;
 
 	if (o->detector_dir) {
@@ -599,7 +612,7 @@ static int run_scan(const options *o, const scan_config *cfg, int sig_fd)
 		log_msg("out of memory");
 		return EXIT_FAILED;
 	}
-	scan_id_init(s->scan_id);
+	scan_id_init(o->unit, s->scan_id);
 
 	if (o->journal_export) {
 		export = fopen(o->journal_export, "we");

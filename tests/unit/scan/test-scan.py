@@ -242,7 +242,8 @@ def test_full_run(tmp):
     inv = "0123456789abcdef0123456789abcdef"
     t0 = time.monotonic()
     r = run_scan(["--detector-dir", d, "--journal-export", export,
-                  "--config", conf, "--threshold", "20us", "--hardlimit", "1ms"],
+                  "--config", conf, "--threshold", "20us", "--hardlimit", "1ms",
+                  "--unit"],
                  env={"INVOCATION_ID": inv})
     elapsed = time.monotonic() - t0
     mod.join(5)
@@ -573,6 +574,36 @@ def test_module_helpers(tmp):
        "module not installed: exit 4 naming the kernel and the fix", (r.returncode, c, r.stderr))
 
 
+def test_scan_id(tmp):
+    """$INVOCATION_ID is the scan id only under --unit: a scan run by hand
+    from another service (a CI job, cloud-init) inherits that service's id,
+    and two such scans must not share it."""
+    inv = "fedcba9876543210fedcba9876543210"
+    for unit in (True, False):
+        name = "unit" if unit else "by-hand"
+        sub = os.path.join(tmp, name)
+        os.mkdir(sub)
+        d = make_fake(sub)
+        export = os.path.join(sub, "export.txt")
+        mod = FakeModule(d, lambda w: (w.write(line(1, 0, 1, 0, 20000, 0, 1, 0, 0, 0)),
+                                       w.flush()))
+        mod.start()
+        r = run_scan(["--detector-dir", d, "--journal-export", export, "--duration", "1"]
+                     + (["--unit"] if unit else []), env={"INVOCATION_ID": inv})
+        mod.join(5)
+        ids = {x.get("HWLAT_SCAN_ID") for x in parse_export(export)}
+        if unit:
+            ok(r.returncode == 0 and ids == {inv},
+               f"--unit: every entry has HWLAT_SCAN_ID = $INVOCATION_ID (exit {r.returncode})",
+               (ids, r.stderr))
+        else:
+            fresh = len(ids) == 1 and inv not in ids and all(
+                i and len(i) == 32 and all(ch in "0123456789abcdef" for ch in i) for i in ids)
+            ok(r.returncode == 0 and fresh,
+               f"by hand under an inherited $INVOCATION_ID: a fresh scan id (exit {r.returncode})",
+               (ids, r.stderr))
+
+
 def main():
     if not os.access(SCAN, os.X_OK):
         print(f"Bail out! {SCAN} is not built")
@@ -581,7 +612,8 @@ def main():
         print(f"Bail out! {JOURNAL_REMOTE} missing: install systemd-journal-remote (tests/install-deps)")
         return 1
     for t in (test_full_run, test_sigterm, test_lock, test_failures,
-              test_rejected_setting, test_syscall_filter, test_module_helpers):
+              test_rejected_setting, test_scan_id, test_syscall_filter,
+              test_module_helpers):
         tmp = tempfile.mkdtemp(prefix=f"hwlat-{t.__name__}-")
         try:
             t(tmp)
