@@ -14,10 +14,15 @@
  *   HWLAT-SMI <k> <CLOCK_REALTIME ns> <cpu>               (one raised SMI)
  *   HWLAT-SMI-CONTROL raised=<n> cpu=<cpu>                (smi-control done)
  *   HWLAT-STATS count=<n> max=<us> dropped=<n>
+ *   HWLAT-TRACE-CLOCK <trace_clock in use>               (sample ... trace)
+ *   HWLAT-TRACE-CAL <k> <CLOCK_REALTIME ns before> <after> (marker "hwlat-cal <k>")
+ *   HWLAT-TRACE <tracefs trace line, verbatim>
+ *   HWLAT-TRACE-END lines=<n> overrun=<events lost>
+ *   HWLAT-NOTE <why tracing is unavailable>
  *   HWLAT-MARK done <stream lines>
  *   HWLAT-ERROR <what failed and why>                     (then exit 1)
  *
- * Usage: acc-guest sample <mode> <seconds> [<smis to raise>]
+ * Usage: acc-guest sample <mode> <seconds> [<smis to raise>] [trace]
  *        acc-guest selfcheck <seconds>   (user-space spinner, no module)
  *        acc-guest smi-control <n> <cpu> (n SMIs from cpu, detector disabled)
  *        acc-guest nmi                   (prints the NMI line only)
@@ -33,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/io.h>
+#include <sys/mount.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -229,6 +235,176 @@ static int selfcheck(long seconds)
 	return 0;
 }
 
+/*
+ * Where the sampler threads ran (stall tests, "sample ... trace"): tracefs
+ * sched:sched_switch, filtered in the kernel to switches from or to the
+ * sampler threads (hwlatd, hwlatd/N; in stop-machine mode the width runs in
+ * the CPU stopper threads migration/N), so that the host can tell a stall
+ * that began inside a width from one that began while the sampler slept.
+ * The trace clock is tai when the kernel has it (the same as CLOCK_REALTIME
+ * unless someone set a TAI offset, which nobody does in the guest), else
+ * mono or global; either way "hwlat-cal <k>" markers written between two
+ * CLOCK_REALTIME reads let the host measure the relation instead of
+ * assuming it. Nothing else is traced: one event, a kernel-side filter.
+ */
+static char trace_dir[64];
+
+/* Writes value to <trace_dir>/file; returns 0 or -errno. */
+static int trace_put(const char *file, const char *value)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/%s", trace_dir, file);
+	return put(path, value);
+}
+
+static void trace_cal(int k)
+{
+	char path[128], text[32];
+	_cleanup_close_ int fd = -1;
+	int64_t before, after;
+	ssize_t n;
+	int len;
+
+	snprintf(path, sizeof(path), "%s/trace_marker", trace_dir);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0) {
+		printf("HWLAT-NOTE trace calibration: opening %s: %s\n", path, strerror(errno));
+		return;
+	}
+	len = snprintf(text, sizeof(text), "hwlat-cal %d", k);
+	before = now_ns(CLOCK_REALTIME);
+	n = write(fd, text, (size_t)len);
+	after = now_ns(CLOCK_REALTIME);
+	if (n != len) {
+		printf("HWLAT-NOTE trace calibration: writing %s: %s\n", path,
+		       n < 0 ? strerror(errno) : "short write");
+		return;
+	}
+	printf("HWLAT-TRACE-CAL %d %lld %lld\n", k, (long long)before, (long long)after);
+}
+
+/* Undoes trace_start() (whatever part of it was done). */
+static void trace_off(void)
+{
+	trace_put("tracing_on", "0");
+	trace_put("events/sched/sched_switch/enable", "0");
+	trace_put("events/sched/sched_switch/filter", "0");
+}
+
+/* Returns 1 when tracing runs, 0 (with a HWLAT-NOTE saying why) if not. */
+static int trace_start(const char *mode)
+{
+	static const char *const dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+	static const char *const clocks[] = { "tai", "mono", "global" };
+	const char *clock = NULL;
+	char path[128], filter[256];
+	int r;
+
+	trace_dir[0] = '\0';
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]) && !trace_dir[0]; i++) {
+		snprintf(path, sizeof(path), "%s/trace_clock", dirs[i]);
+		if (access(path, W_OK) < 0 && i == 0)
+			mount("tracefs", dirs[i], "tracefs", 0, NULL);
+		if (access(path, W_OK) == 0)
+			snprintf(trace_dir, sizeof(trace_dir), "%s", dirs[i]);
+	}
+	if (!trace_dir[0]) {
+		printf("HWLAT-NOTE tracing unavailable: no tracefs at %s or %s\n", dirs[0],
+		       dirs[1]);
+		return 0;
+	}
+	if (strcmp(mode, "stop-machine") == 0)
+		snprintf(filter, sizeof(filter),
+			 "prev_comm ~ \"migration/*\" || next_comm ~ \"migration/*\"");
+	else
+		snprintf(filter, sizeof(filter),
+			 "prev_comm ~ \"hwlatd*\" || next_comm ~ \"hwlatd*\"");
+	r = trace_put("tracing_on", "0");
+	if (r == 0)
+		r = trace_put("buffer_size_kb", "1024");
+	if (r < 0) {
+		printf("HWLAT-NOTE tracing unavailable: %s/tracing_on or buffer_size_kb: %s\n",
+		       trace_dir, strerror(-r));
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(clocks) / sizeof(clocks[0]) && !clock; i++)
+		if (trace_put("trace_clock", clocks[i]) == 0)
+			clock = clocks[i];
+	if (!clock) {
+		printf("HWLAT-NOTE tracing unavailable: %s/trace_clock accepts none of tai, mono, "
+		       "global\n", trace_dir);
+		return 0;
+	}
+	/* O_TRUNC on "trace" empties the ring buffer. */
+	snprintf(path, sizeof(path), "%s/trace", trace_dir);
+	{
+		_cleanup_close_ int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+
+		r = fd < 0 ? -errno : 0;
+	}
+	if (r == 0)
+		r = trace_put("events/sched/sched_switch/filter", filter);
+	if (r == 0)
+		r = trace_put("events/sched/sched_switch/enable", "1");
+	if (r == 0)
+		r = trace_put("tracing_on", "1");
+	if (r < 0) {
+		trace_off();
+		printf("HWLAT-NOTE tracing unavailable: setting up sched_switch with filter '%s' "
+		       "in %s: %s\n", filter, trace_dir, strerror(-r));
+		return 0;
+	}
+	printf("HWLAT-TRACE-CLOCK %s\n", clock);
+	for (int k = 0; k < 5; k++)
+		trace_cal(k);
+	fflush(stdout);
+	return 1;
+}
+
+/* Calibrates again, stops tracing and prints the trace. */
+static void trace_stop(void)
+{
+	char path[128], line[1024];
+	unsigned long long overrun = 0, v;
+	unsigned lines = 0;
+	FILE *f;
+
+	for (int k = 5; k < 10; k++)
+		trace_cal(k);
+	trace_off();
+	for (int cpu = 0; cpu < MAX_CPUS; cpu++) {
+		snprintf(path, sizeof(path), "%s/per_cpu/cpu%d/stats", trace_dir, cpu);
+		f = fopen(path, "re");
+		if (!f)
+			break;
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "overrun: %llu", &v) == 1)
+				overrun += v;
+		fclose(f);
+	}
+	snprintf(path, sizeof(path), "%s/trace", trace_dir);
+	f = fopen(path, "re");
+	if (!f) {
+		printf("HWLAT-NOTE tracing lost: opening %s: %s\n", path, strerror(errno));
+		return;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		if (line[0] == '#')
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		printf("HWLAT-TRACE %s\n", line);
+		lines++;
+	}
+	fclose(f);
+	printf("HWLAT-TRACE-END lines=%u overrun=%llu\n", lines, overrun);
+	/* Empty the buffer again: nothing traced stays behind. */
+	{
+		_cleanup_close_ int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	}
+	fflush(stdout);
+}
+
 static void raise_smi(int k)
 {
 	outb(0, APM_CNT_PORT);
@@ -251,7 +427,7 @@ static size_t emit_lines(char *buf, size_t len, unsigned *nlines)
 	return len;
 }
 
-static int sample(const char *mode, long seconds, long smis)
+static int sample(const char *mode, long seconds, long smis, int trace)
 {
 	char buf[65536], val[256], msg[1024];
 	_cleanup_close_ int fd = -1;
@@ -259,7 +435,7 @@ static int sample(const char *mode, long seconds, long smis)
 	unsigned nlines = 0;
 	int64_t start, deadline, next_smi = INT64_MAX;
 	long raised = 0;
-	int r;
+	int r, tracing = 0;
 
 	set("enable", "0");
 	set("window", "1000000");
@@ -305,6 +481,8 @@ static int sample(const char *mode, long seconds, long smis)
 	fd = open(DIR "stream", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		fail("opening " DIR "stream: %s", strerror(errno));
+	if (trace)
+		tracing = trace_start(mode);
 	set("enable", "1");
 	start = now_ns(CLOCK_MONOTONIC);
 	deadline = start + seconds * 1000000000LL;
@@ -368,6 +546,8 @@ static int sample(const char *mode, long seconds, long smis)
 	}
 	if (have)
 		fail("stream ended inside a line: '%.*s'", (int)have, buf);
+	if (tracing)
+		trace_stop();
 
 	print_nmis("after");
 	print_smi_msrs("after");
@@ -429,9 +609,15 @@ int main(int argc, char **argv)
 		return smi_control(number(argv[2], "smis"), number(argv[3], "cpu"));
 	if (argc == 3 && strcmp(argv[1], "selfcheck") == 0)
 		return selfcheck(number(argv[2], "seconds"));
-	if ((argc == 4 || argc == 5) && strcmp(argv[1], "sample") == 0)
-		return sample(argv[2], number(argv[3], "seconds"),
-			      argc == 5 ? number(argv[4], "smis") : 0);
-	fail("usage: acc-guest sample <mode> <seconds> [<smis>] | selfcheck <seconds> | "
+	if (argc >= 4 && argc <= 6 && strcmp(argv[1], "sample") == 0) {
+		int trace = strcmp(argv[argc - 1], "trace") == 0;
+
+		if (trace)
+			argc--;
+		if (argc == 4 || argc == 5)
+			return sample(argv[2], number(argv[3], "seconds"),
+				      argc == 5 ? number(argv[4], "smis") : 0, trace);
+	}
+	fail("usage: acc-guest sample <mode> <seconds> [<smis>] [trace] | selfcheck <seconds> | "
 	     "smi-control <n> <cpu> | nmi");
 }
