@@ -236,11 +236,11 @@ static int selfcheck(long seconds)
 }
 
 /*
- * Where the sampler threads ran (stall tests, "sample ... trace"): tracefs
- * sched:sched_switch, filtered in the kernel to switches from or to the
+ * Where the sampler threads ran (stall and NMI tests, "sample ... trace"):
+ * tracefs sched:sched_switch, filtered in the kernel to switches from or to the
  * sampler threads (hwlatd, hwlatd/N; in stop-machine mode the width runs in
- * the CPU stopper threads migration/N), so that the host can tell a stall
- * that began inside a width from one that began while the sampler slept.
+ * the CPU stopper threads migration/N), so that the host can tell a stall or
+ * NMI that began inside a width from one that began while the sampler slept.
  * The trace clock is tai when the kernel has it (the same as CLOCK_REALTIME
  * unless someone set a TAI offset, which nobody does in the guest), else
  * mono or global; either way "hwlat-cal <k>" markers written between two

@@ -384,7 +384,7 @@ SAMPLER_THREADS = {"round-robin": r"hwlatd", "per-cpu": r"hwlatd/\d+",
                    "stop-machine": r"migration/\d+"}
 
 
-def sampling_widths(run, mode, width_ns, min_fraction=0.5):
+def sampling_widths(run, mode, width_ns, min_fraction=0.5, cpu=None):
     """The widths of a run: on-CPU periods of the mode's sampler threads
     that lasted at least min_fraction of the width (a sampler runs a width
     with interrupts off, so such a period is a width; the short periods
@@ -396,8 +396,10 @@ def sampling_widths(run, mode, width_ns, min_fraction=0.5):
     was not inside the width). The period also starts a little before the
     width (the tail of a migration, interrupts being disabled; stop-machine:
     the stopper threads synchronising), which the traced start cannot
-    separate: an error of that overhead at each edge. Returns ([(start, end)] guest ns, None), or (None, why) when the
-    run has no usable trace."""
+    separate: an error of that overhead at each edge. cpu: only the
+    periods traced on that CPU (per-cpu mode: its hwlatd/N). Returns
+    ([(start, end)] guest ns, None), or (None, why) when the run has no
+    usable trace."""
     if not run.trace and run.trace_end is None:
         why = next((n for n in run.notes if "tracing" in n), "the guest printed no trace")
         return None, why
@@ -405,11 +407,12 @@ def sampling_widths(run, mode, width_ns, min_fraction=0.5):
         runs = sampler_runs(run, SAMPLER_THREADS[mode])
     except GuestError as e:
         return None, str(e)
-    widths = sorted((s, min(e, s + width_ns)) for _, _, s, e in runs
-                    if e - s >= width_ns * min_fraction)
+    widths = sorted((s, min(e, s + width_ns)) for c, _, s, e in runs
+                    if e - s >= width_ns * min_fraction and (cpu is None or c == cpu))
     if not widths:
         return None, (f"the trace holds no on-CPU period of {SAMPLER_THREADS[mode]} of at "
-                      f"least {min_fraction:.0%} of the width")
+                      f"least {min_fraction:.0%} of the width"
+                      + ("" if cpu is None else f" on cpu {cpu}"))
     return widths, None
 
 
@@ -596,6 +599,52 @@ def match_stalls(samples, stalls, offset, threshold_ns, width_ns, window_ns, per
                        bound=bound)
 
 
+def where_in_widths(t, widths, guard_ns):
+    """Where guest time t lies against the traced widths [(start, end)]:
+    "inside" (more than guard_ns from both edges of a width), "edge" (within
+    guard_ns of a width's start or end: the clock offset and the traced
+    edges are only that good, so neither counted nor missed is wrong) or
+    "gap" (in no width: the sampler slept, nothing may count it)."""
+    for s, e in widths:
+        if s - guard_ns <= t <= e + guard_ns:
+            return "edge" if min(abs(t - s), abs(t - e)) <= guard_ns else "inside"
+    return "gap"
+
+
+def width_edge_distance(t, widths):
+    """Signed distance of guest time t from the nearest edge of the widths:
+    positive inside a width, negative outside (for the test's report)."""
+    best = None
+    for s, e in widths:
+        d = min(t - s, e - t)
+        if best is None or abs(d) < abs(best) or (d >= 0 > best):
+            best = d
+    return best
+
+
+@dataclass
+class NmiCpu:
+    """The judgement of one CPU that took injected NMIs."""
+    cpu: int
+    took: int                # /proc/interrupts delta
+    counted: int             # the stream's nmi_count total on this CPU
+    attributed: int          # injections matched to this CPU's windows
+    inside: list = None      # injection indices inside a traced width (None: no trace)
+    edge: list = None        # ... within the guard band of a width's edge
+    gap: list = None         # ... in a sleep gap
+    need: int = 0            # nmi_count total required at least
+    bound: str = ""          # where `need` comes from
+
+    def summary(self):
+        if self.inside is None:
+            where = ""
+        else:
+            where = (f", inside a width {len(self.inside)}, at an edge {len(self.edge)}, "
+                     f"in a sleep gap {len(self.gap)}")
+        return (f"cpu{self.cpu} took {self.took}{where}, stream counts {self.counted}, "
+                f"attributed {self.attributed} (>= {self.need} required: {self.bound})")
+
+
 @dataclass
 class NmiResult:
     injected: int
@@ -604,17 +653,18 @@ class NmiResult:
     attributed: dict         # cpu -> injections found on that cpu
     recall: dict             # cpu -> fraction
     failures: list
+    cpus: dict = field(default_factory=dict)   # cpu -> NmiCpu, CPUs that took NMIs
 
     def summary(self):
-        per = " ".join(f"cpu{c} {self.attributed.get(c, 0)}/{d} ({self.recall.get(c, 0):.2f})"
-                       for c, d in enumerate(self.delivered) if d)
         return (f"injected {self.injected}, delivered {sum(self.delivered)} "
                 f"({'+'.join(map(str, self.delivered))}), stream nmi_count total "
-                f"{self.stream_total}, attributed {per}")
+                f"{self.stream_total}; "
+                + "; ".join(c.summary() for _, c in sorted(self.cpus.items())))
 
 
 def match_nmis(samples, injections, offset, nmi_before, nmi_after, threshold_ns, width_ns,
-               window_ns, tol=50 * MS, recall_margin=0.10):
+               window_ns, tol=50 * MS, recall_margin=0.10, widths=None, widths_note=None,
+               guard_ns=5 * MS):
     """Judges NMI attribution against host-injected NMIs.
 
     injections: host realtime ns of each inject-nmi. nmi_before/after: the
@@ -626,9 +676,17 @@ def match_nmis(samples, injections, offset, nmi_before, nmi_after, threshold_ns,
     each window taking at most nmi_count of them (inject >= 2 s apart, so
     that a span holds one). Required: every window with nmi_count > 0 gets
     that many injections; per CPU, the stream never counts more NMIs than the
-    CPU took; on every CPU that took them, at least width/window - margin of
-    the injections are attributed; 0 < nmi_ns <= nmi_count * max(inner,
-    outer).
+    CPU took; 0 < nmi_ns <= nmi_count * max(inner, outer).
+
+    Recall, per CPU that took NMIs: `widths` maps a CPU to the widths its
+    sampler was traced running ([(start, end)] guest ns, sampling_widths);
+    an injection (host time + offset) is "inside", at an "edge" (within
+    guard_ns of one) or in a sleep "gap" (where_in_widths). nmi_count only
+    counts NMIs taken during a width, so the CPU's stream total must be at
+    least the number inside and at most inside + edge (+ NMIs the CPU took
+    beyond those injected). A CPU without traced widths (widths None or
+    missing the CPU; widths_note says why) falls back to the old fixed
+    bound: width/window - recall_margin of the NMIs it took attributed.
     """
     failures = []
     if len(nmi_before) != len(nmi_after) or not nmi_before:
@@ -687,20 +745,52 @@ def match_nmis(samples, injections, offset, nmi_before, nmi_after, threshold_ns,
     if sum(delivered) < len(injections):
         failures.append(f"/proc/interrupts shows {sum(delivered)} NMIs for {len(injections)} "
                         f"injected (ground truth lost)")
-    need = width_ns / window_ns - recall_margin
-    recall = {}
+    frac = width_ns / window_ns - recall_margin
+    recall, cpus = {}, {}
     for c in range(ncpu):
         base = min(delivered[c], len(injections))
         if base == 0:
             continue
-        got = len(attributed.get(c, ()))
-        recall[c] = got / base
-        if recall[c] < need - 1e-9:
-            failures.append(f"cpu {c}: {got} of {base} NMIs it took were attributed "
-                            f"({recall[c]:.2f} < {need:.2f})")
+        mine = attributed.get(c, set())
+        recall[c] = len(mine) / base
+        r = NmiCpu(cpu=c, took=delivered[c], counted=per_cpu_total[c], attributed=len(mine))
+        cpus[c] = r
+
+        def at(i):
+            return (f"{i} (host {injections[i] / SEC:.3f}, guest "
+                    f"{(injections[i] + offset) / SEC:.3f})")
+        if widths is not None and widths.get(c):
+            cls = [where_in_widths(inj + offset, widths[c], guard_ns) for inj in injections]
+            r.inside = [i for i, w in enumerate(cls) if w == "inside"]
+            r.edge = [i for i, w in enumerate(cls) if w == "edge"]
+            r.gap = [i for i, w in enumerate(cls) if w == "gap"]
+            extra = max(0, delivered[c] - len(injections))
+            r.need = len(r.inside)
+            r.bound = (f"the injections inside a traced width of cpu {c}, edges +-"
+                       f"{guard_ns / MS:g} ms neither required nor forbidden")
+            if per_cpu_total[c] < r.need:
+                missed = [i for i in r.inside if i not in mine]
+                failures.append(f"cpu {c}: stream counts {per_cpu_total[c]} NMIs, but "
+                                f"{r.need} arrived inside a width (> {guard_ns / MS:g} ms from "
+                                f"its edges); inside and not attributed: "
+                                + (", ".join(map(at, missed)) or "none matched"))
+            most = len(r.inside) + len(r.edge) + extra
+            if per_cpu_total[c] > most:
+                failures.append(f"cpu {c}: stream counts {per_cpu_total[c]} NMIs, but only "
+                                f"{most} arrived inside a width or at its edge"
+                                + (f" (with {extra} taken beyond those injected)" if extra else "")
+                                + "; in a sleep gap: " + (", ".join(map(at, r.gap)) or "none"))
+        else:
+            r.need = -int(-(frac - 1e-9) * base // 1)
+            r.bound = (f"fixed width/window - {recall_margin:.2f} = {frac:.2f} of {base}: no "
+                       f"traced widths of cpu {c}"
+                       + (f", {widths_note}" if widths_note else ""))
+            if len(mine) < r.need:
+                failures.append(f"cpu {c}: {len(mine)} of {base} NMIs it took were attributed "
+                                f"({recall[c]:.2f} < {frac:.2f}, {r.bound})")
     return NmiResult(injected=len(injections), delivered=delivered, stream_total=stream_total,
                      attributed={c: len(v) for c, v in attributed.items()}, recall=recall,
-                     failures=failures)
+                     failures=failures, cpus=cpus)
 
 
 @dataclass

@@ -497,6 +497,119 @@ class Nmis(unittest.TestCase):
         self.assertTrue(any(f.startswith("nmi_ns 0") for f in r.failures), r.failures)
 
 
+class NmisInWidths(unittest.TestCase):
+    """NMI recall judged against the widths CPU 0's sampler was traced
+    running: an injection inside a width must be counted, one in a sleep
+    gap must not, one within the 5 ms guard band of an edge may go either
+    way."""
+    inj = [HOST0 + (2 + 2 * i) * SEC for i in range(10)]
+
+    def widths(self, gap=(), edge=()):
+        """One width per injection on cpu 0 (guest ns): the NMI 300 ms into
+        it, or 50 ms before it starts (gap), or 2 ms before its end (edge)."""
+        out = []
+        for i, t in enumerate(self.inj):
+            g = t + OFFSET
+            start = g + 50 * MS if i in gap else g - (WIDTH - 2 * MS if i in edge else 300 * MS)
+            out.append((start, start + WIDTH))
+        return {0: out}
+
+    def windows(self, counted):
+        """cpu 0 windows (window start as ts, no exceedance) counting the
+        injections in `counted`; cpu 1 took none."""
+        return [line(k + 1, 0, self.inj[i] + OFFSET - 300 * MS, 2000, 3 * MS, count=0, nmi=1,
+                     nmi_ns=2 * MS) for k, i in enumerate(counted)]
+
+    def judge(self, counted, taken=10, **kw):
+        return a.match_nmis(self.windows(counted), self.inj, OFFSET, [0, 0], [taken, 0], THR,
+                            WIDTH, WINDOW, widths=self.widths(**kw))
+
+    def test_all_inside_and_counted_passes(self):
+        r = self.judge(range(10))
+        self.assertEqual(r.failures, [])
+        c = r.cpus[0]
+        self.assertEqual((len(c.inside), len(c.edge), len(c.gap), c.counted, c.need),
+                         (10, 0, 0, 10, 10))
+        self.assertIn("inside a width 10, at an edge 0, in a sleep gap 0, stream counts 10",
+                      r.summary())
+
+    def test_nmi_inside_a_width_not_counted_fails(self):
+        # 9 of 10 (0.90) would pass the old fixed bound (0.80); but the
+        # missed one arrived 300 ms into a width: a broken detector.
+        r = self.judge([i for i in range(10) if i != 6])
+        fail = [f for f in r.failures if f.startswith("cpu 0: stream counts 9 NMIs, but 10 "
+                                                      "arrived inside a width")]
+        self.assertTrue(fail, r.failures)
+        self.assertIn(f"not attributed: 6 (host {self.inj[6] / SEC:.3f}", fail[0])
+
+    def test_nmi_in_a_sleep_gap_not_counted_passes(self):
+        # 3 of 10 arrived while the sampler slept and are rightly not
+        # counted: 7/10 passes (the old fixed bound, 0.80, failed it).
+        gap = (1, 4, 7)
+        r = self.judge([i for i in range(10) if i not in gap], gap=gap)
+        self.assertEqual(r.failures, [])
+        self.assertEqual((r.cpus[0].gap, r.cpus[0].need), (list(gap), 7))
+        # One inside missed as well: fails.
+        r = self.judge([i for i in range(10) if i not in gap + (2,)], gap=gap)
+        self.assertTrue(any("counts 6 NMIs, but 7 arrived" in f for f in r.failures),
+                        r.failures)
+
+    def test_nmi_counted_in_a_sleep_gap_fails(self):
+        # A window that counts an NMI the CPU took while its sampler slept.
+        r = self.judge(range(10), gap=(3,))
+        self.assertTrue(any(f.startswith("cpu 0: stream counts 10 NMIs, but only 9 arrived "
+                                         "inside a width or at its edge") for f in r.failures),
+                        r.failures)
+        # ... unless the CPU took an NMI nobody injected (it may lie in a width).
+        r = self.judge(range(10), taken=11, gap=(3,))
+        self.assertEqual(r.failures, [])
+
+    def test_nmi_at_an_edge_is_neither_required_nor_forbidden(self):
+        for counted in (range(10), [i for i in range(10) if i != 5]):
+            r = self.judge(counted, edge=(5,))
+            self.assertEqual(r.failures, [], list(counted))
+            self.assertEqual(r.cpus[0].edge, [5])
+        # 6 ms from the edge is inside again (guard 5 ms).
+        w = self.widths()
+        g = self.inj[5] + OFFSET
+        w[0][5] = (g - WIDTH + 6 * MS, g + 6 * MS)
+        r = a.match_nmis(self.windows([i for i in range(10) if i != 5]), self.inj, OFFSET,
+                         [0, 0], [10, 0], THR, WIDTH, WINDOW, widths=w)
+        self.assertTrue(any("but 10 arrived inside" in f for f in r.failures), r.failures)
+
+    def test_without_traced_widths_the_fixed_bound_applies_and_says_so(self):
+        gap = (1, 4, 7)
+        counted = [i for i in range(10) if i not in gap]
+        for widths in (None, {1: self.widths()[0]}):
+            r = a.match_nmis(self.windows(counted), self.inj, OFFSET, [0, 0], [10, 0], THR,
+                             WIDTH, WINDOW, widths=widths, widths_note="no tracefs")
+            self.assertIsNone(r.cpus[0].inside)
+            self.assertEqual(r.cpus[0].need, 8)
+            self.assertIn("fixed width/window - 0.10 = 0.80 of 10: no traced widths of cpu 0, "
+                          "no tracefs", r.summary())
+            self.assertTrue(any("7 of 10 NMIs it took were attributed" in f
+                                for f in r.failures), r.failures)
+
+    def test_edge_distance(self):
+        w = [(10 * MS, 20 * MS), (30 * MS, 40 * MS)]
+        self.assertEqual([a.width_edge_distance(t * MS, w) for t in (12, 25, 29, 39, 50)],
+                         [2 * MS, -5 * MS, -MS, MS, -10 * MS])
+
+    def test_widths_of_one_cpu_from_a_per_cpu_trace(self):
+        lines, _, _ = traced_run([True] * 3, mode="per-cpu")
+        run = a.parse_guest_output(lines)
+        w0, why0 = a.sampling_widths(run, "per-cpu", WIDTH, cpu=0)
+        w1, _ = a.sampling_widths(run, "per-cpu", WIDTH, cpu=1)
+        both, _ = a.sampling_widths(run, "per-cpu", WIDTH)
+        self.assertIsNone(why0)
+        self.assertEqual(len(w0) + len(w1), len(both))
+        self.assertEqual([s + 2 * MS for s, _ in w0], [s for s, _ in w1])
+        self.assertEqual(w0[0], (GUEST0, GUEST0 + WIDTH))
+        w, why = a.sampling_widths(run, "per-cpu", WIDTH, cpu=2)
+        self.assertIsNone(w)
+        self.assertIn("on cpu 2", why)
+
+
 class Smis(unittest.TestCase):
     smis = [(k, 1000 * SEC + k * 3 * SEC + 400 * MS, 1) for k in range(5)]
 
