@@ -40,13 +40,15 @@ marker=/run/hwlat/loaded-by-scan
 n=0 failed=0
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
 not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
-# check DESCRIPTION CMD...: runs CMD; its output is shown only on failure.
-check() {
-	local d=$1 o rc=0
-	shift
+# run_check LINES DESCRIPTION CMD...: runs CMD and reports it as one test;
+# its output is shown on failure, and its last LINES lines on success too.
+run_check() {
+	local lines=$1 d=$2 o rc=0
+	shift 2
 	o=$("$@" 2>&1) || rc=$?
 	if [ "$rc" -eq 0 ]; then
 		ok "$d"
+		[ "$lines" -eq 0 ] || printf '%s\n' "$o" | tail -n "$lines" | sed 's/^/#   /'
 	else
 		not_ok "$d"
 		echo "# command: $* (exit $rc)"
@@ -54,22 +56,10 @@ check() {
 	fi
 	return "$rc"
 }
-# check_facts DESCRIPTION CMD...: like check, but shows CMD's output (what
-# it measured) on success too.
-check_facts() {
-	local d=$1 o rc=0
-	shift
-	o=$("$@" 2>&1) || rc=$?
-	if [ "$rc" -eq 0 ]; then
-		ok "$d"
-		printf '%s\n' "$o" | tail -n 5 | sed 's/^/#   /'
-	else
-		not_ok "$d"
-		echo "# command: ${*:1:2}... (exit $rc)"
-		printf '%s\n' "$o" | tail -n 30 | sed 's/^/#   /'
-	fi
-	return "$rc"
-}
+# check DESCRIPTION CMD...: output only on failure.
+check() { run_check 0 "$@"; }
+# check_facts DESCRIPTION CMD...: also shows what CMD measured on success.
+check_facts() { run_check 5 "$@"; }
 mark() { echo "HWLAT-MARK $*" >/dev/ttyS0; }
 t() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
@@ -97,6 +87,23 @@ unit_done() { case "$(unit_prop ActiveState)" in inactive | failed) return 0 ;; 
 unit_evidence() {
 	systemctl status --no-pager hwlat-scan 2>&1 | head -n 12 | sed 's/^/#   status: /'
 	journalctl -b -u hwlat-scan --no-pager -n 15 -o short-monotonic 2>&1 | sed 's/^/#   journal: /'
+}
+# unit_succeeded DESCRIPTION: the last run of the unit ended inactive with
+# Result=success and exit status 0.
+unit_succeeded() {
+	local st
+	st="ActiveState=$(unit_prop ActiveState) Result=$(unit_prop Result) ExecMainStatus=$(unit_prop ExecMainStatus)"
+	if [ "$st" = "ActiveState=inactive Result=success ExecMainStatus=0" ]; then
+		ok "$1 ($st)"
+	else
+		not_ok "$1 ($st)"
+		unit_evidence
+	fi
+}
+# export_scan ID FILE: this boot's journal entries of scan ID, as JSON lines.
+export_scan() {
+	journalctl --sync 2>/dev/null
+	journalctl -o json -b HWLAT_SCAN_ID="$1" >"$2" 2>&1
 }
 # count_entries MESSAGE_ID [FIELD=VALUE]: journal entries of this boot.
 count_entries() {
@@ -311,7 +318,7 @@ journalctl -u hwlat-scan --no-pager -b >"$res/hwlat-scan-unit.log" 2>&1
 # 3. The journal: sample and summary entries with every field, this scan;
 # the summary counts the samples exactly and every gap in the sequence
 # numbers is a dropped window it reports.
-journalctl -o json -b HWLAT_SCAN_ID="$scan_id" >"$res/journal-hwlat.json" 2>&1
+export_scan "$scan_id" "$res/journal-hwlat.json"
 check_facts "journal holds this scan's samples and summary with every field, sequence numbers without unexplained gaps" \
 	scan_check "$res/journal-hwlat.json" "$scan_id" status=completed
 
@@ -376,15 +383,8 @@ else
 	unit_evidence
 fi
 # Exit 0 after SIGTERM (hwlat-scan(8), EXIT STATUS), so the unit is not failed.
-st="ActiveState=$(unit_prop ActiveState) Result=$(unit_prop Result) ExecMainStatus=$(unit_prop ExecMainStatus)"
-if [ "$st" = "ActiveState=inactive Result=success ExecMainStatus=0" ]; then
-	ok "the interrupted scan exited 0 and the unit is inactive, not failed ($st)"
-else
-	not_ok "the interrupted scan exited 0 and the unit is inactive, not failed ($st)"
-	unit_evidence
-fi
-journalctl --sync 2>/dev/null
-journalctl -o json -b HWLAT_SCAN_ID="${stop_id:-none}" >"$res/journal-stop.json" 2>&1
+unit_succeeded "the interrupted scan exited 0 and the unit is inactive, not failed"
+export_scan "${stop_id:-none}" "$res/journal-stop.json"
 check_facts "the stopped scan's summary says interrupted, counts exactly its journaled samples, sequence numbers without unexplained gaps" \
 	scan_check "$res/journal-stop.json" "${stop_id:-none}" status=interrupted min_samples=5 \
 	threshold_ns=5000 max_duration_ns=110000000000
@@ -429,15 +429,8 @@ else
 	not_ok "the refused scan left the running scan's detector alone (still enabled, threshold 10 us): $during"
 fi
 wait_for 90 unit_done
-st="ActiveState=$(unit_prop ActiveState) Result=$(unit_prop Result) ExecMainStatus=$(unit_prop ExecMainStatus)"
-if [ "$st" = "ActiveState=inactive Result=success ExecMainStatus=0" ]; then
-	ok "the first scan still ran to its end and succeeded ($st)"
-else
-	not_ok "the first scan still ran to its end and succeeded ($st)"
-	unit_evidence
-fi
-journalctl --sync 2>/dev/null
-journalctl -o json -b HWLAT_SCAN_ID="${busy_id:-none}" >"$res/journal-busy.json" 2>&1
+unit_succeeded "the first scan still ran to its end and succeeded"
+export_scan "${busy_id:-none}" "$res/journal-busy.json"
 check_facts "the undisturbed scan completed its 8 s with its own threshold, every sample accounted for" \
 	scan_check "$res/journal-busy.json" "${busy_id:-none}" status=completed threshold_ns=10000 \
 	min_duration_ns=8000000000
