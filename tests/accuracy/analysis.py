@@ -80,6 +80,11 @@ class GuestRun:
     trace_end: dict = None                            # lines=, overrun=
 
 
+def key_values(text):
+    """The KEY=VALUE words of a guest line, as a dict of strings."""
+    return dict(word.split("=", 1) for word in text.split())
+
+
 def parse_guest_output(lines):
     """Parses the data channel of one guest boot (lines without newlines).
 
@@ -112,7 +117,7 @@ def parse_guest_output(lines):
                 else:
                     raise ValueError("unknown mark")
             elif tag == "HWLAT-CONFIG":
-                run.config = dict(kv.split("=", 1) for kv in rest.split())
+                run.config = key_values(rest)
             elif tag == "HWLAT-NMI":
                 when, *vals = rest.split()
                 run.nmi[when] = [int(x) for x in vals]
@@ -123,10 +128,9 @@ def parse_guest_output(lines):
                 k, ts, cpu = rest.split()
                 run.smis.append((int(k), int(ts), int(cpu)))
             elif tag == "HWLAT-STATS":
-                run.stats = {k: int(v) for k, v in (kv.split("=", 1) for kv in rest.split())}
+                run.stats = {k: int(v) for k, v in key_values(rest).items()}
             elif tag == "HWLAT-SMI-CONTROL":
-                kv = dict(x.split("=", 1) for x in rest.split())
-                run.smi_control = int(kv["raised"])
+                run.smi_control = int(key_values(rest)["raised"])
             elif tag == "HWLAT-TRACE":
                 run.trace.append(rest)
             elif tag == "HWLAT-TRACE-CLOCK":
@@ -135,7 +139,7 @@ def parse_guest_output(lines):
                 k, before, after = rest.split()
                 run.trace_cal.append((int(k), int(before), int(after)))
             elif tag == "HWLAT-TRACE-END":
-                run.trace_end = {k: int(v) for k, v in (kv.split("=", 1) for kv in rest.split())}
+                run.trace_end = {k: int(v) for k, v in key_values(rest).items()}
             elif tag == "HWLAT-NOTE":
                 run.notes.append(rest)
             elif tag == "HWLAT-EXIT":
