@@ -13,21 +13,30 @@
 # kernel log stays free of warnings, oopses, lockups and hung tasks. Prints
 # TAP; copies the evidence to /mnt/results.
 #
-#   user-path.sh [--allow-nmi] [--keep] KEY=VALUE...
+#   user-path.sh [--allow-nmi] [--keep] [--second-kernel=K2] KEY=VALUE...
 # KEY=VALUE lines go to /etc/hwlat/hwlat-scan.conf (default: duration=15s
 # width=100ms window=200ms). --allow-nmi tolerates the kernel's "NMI received
 # for unknown reason" line (host NMI injection); --keep skips the purge (and
-# so the missing-module checks).
+# so the missing-module checks). --second-kernel=K2 (a release, uname -r
+# form) also installs the second kernel K2 from the payload's kernel2/ before
+# the purge, and checks DKMS for both kernels (./second-kernel.sh says what).
 set -uo pipefail
 
 res=/mnt/results
-allow_nmi=0 keep=0 conf=()
+allow_nmi=0 keep=0 conf=() k2=""
 for a in "$@"; do
 	case "$a" in
 	--allow-nmi) allow_nmi=1 ;;
 	--keep) keep=1 ;;
+	--second-kernel=*)
+		k2=${a#*=}
+		[[ "$k2" =~ ^[0-9][0-9A-Za-z.+~-]*$ ]] || {
+			echo "user-path.sh: --second-kernel '$k2' does not look like a kernel release" >&2
+			exit 2
+		}
+		;;
 	*=*) conf+=("${a%%=*} = ${a#*=}") ;;
-	*) echo "user-path.sh: bad argument '$a' (expected --allow-nmi, --keep or KEY=VALUE)" >&2; exit 2 ;;
+	*) echo "user-path.sh: bad argument '$a' (expected --allow-nmi, --keep, --second-kernel=K2 or KEY=VALUE)" >&2; exit 2 ;;
 	esac
 done
 [ ${#conf[@]} -gt 0 ] || conf=("duration = 15s" "width = 100ms" "window = 200ms")
@@ -220,6 +229,12 @@ echo "# guest kernel $kver, $(nproc) CPUs, clocksource $(cat /sys/devices/system
 mkdir -p /root/debs
 cp ./hwlat-dkms_*.deb ./hwlat-tools_*.deb /root/debs/ 2>/dev/null ||
 	bail "the payload has no hwlat-dkms_*.deb and hwlat-tools_*.deb: $(ls)"
+if [ -n "$k2" ]; then
+	[ -f ./second-kernel.sh ] || bail "--second-kernel given but the payload has no second-kernel.sh: $(ls)"
+	# shellcheck source=tests/vm/guest/second-kernel.sh
+	. ./second-kernel.sh
+	second_kernel_precheck "$kver" "$k2"
+fi
 
 # 1. Offline install: the guest has no network device at all, so this
 # proves that every dependency is in the image.
@@ -491,13 +506,17 @@ if [ -f ./legacy-client.py ]; then
 	fi
 fi
 
+# 7b. The second kernel: DKMS must build the module for it too.
+[ -z "$k2" ] || second_kernel_install "$kver" "$k2"
+
 # 8. Purge. First hwlat-dkms alone (hwlat-tools only recommends it): then
 # hwlat-scan must say that the module is missing for this kernel and how to
 # fix it (status 4), both run by hand and through the unit; then
 # hwlat-tools, and nothing may be left.
 if [ "$keep" = 0 ]; then
 	purge_dkms_only() {
-		env DEBIAN_FRONTEND=noninteractive apt-get purge -y -o Dpkg::Use-Pty=0 hwlat-dkms || return
+		env DEBIAN_FRONTEND=noninteractive apt-get purge -y -o Dpkg::Use-Pty=0 hwlat-dkms 2>&1 |
+			tee "$res/apt-purge-dkms.log" || return
 		dpkg-query -W -f='${db:Status-Abbrev} ${Package}\n' 'hwlat*' 2>&1
 		[ "$(dpkg-query -W -f='${db:Status-Abbrev}' hwlat-tools 2>&1)" = "ii " ] &&
 			! dpkg-query -W -f='${db:Status-Abbrev}' hwlat-dkms 2>/dev/null | grep -q '^[ihr]'
@@ -569,6 +588,7 @@ if [ "$keep" = 0 ]; then
 	else
 		not_ok "after purge: modinfo hwlat_detector fails"
 	fi
+	[ -z "$k2" ] || second_kernel_after_purge "$kver" "$k2"
 fi
 
 # 9. The kernel log: nothing went wrong in the kernel.
