@@ -60,12 +60,15 @@ int print_histogram(const char *key, const char *title, const struct stats *st,
 		if (o->color)
 			color = over ? COLOR_OVER : COLOR_BAR;
 		print_open_object(NULL);
-		print_latency("low_ns", "[%8s, ", b[i].low_ns);
+		/* Ten columns hold "1073.74 ms", the log2 bound above the longest
+		 * width (1 s): every row's count and bar line up.
+		 */
+		print_latency("low_ns", "[%10s, ", b[i].low_ns);
 		if (b[i].high_ns == UINT64_MAX) {
 			print_null("high_ns", NULL);
-			print_text("%8s)", "and up");
+			print_text("%10s)", "and up");
 		} else {
-			print_latency("high_ns", "%8s)", b[i].high_ns);
+			print_latency("high_ns", "%10s)", b[i].high_ns);
 		}
 		print_u64("count", " %10" PRIu64, b[i].count);
 		print_close_object();
