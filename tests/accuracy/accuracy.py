@@ -370,13 +370,18 @@ class Qmp:
 class HostMonitor:
     """Polls the host run-queue wait of QEMU's vCPU threads
     (/proc/PID/task/TID/schedstat, field 2) and records every increase of at
-    least 2 ms: measured hypervisor latency that nobody injected."""
+    least 2 ms: measured hypervisor latency that nobody injected. QEMU's
+    other threads (its main loop holds the lock a vCPU needs for I/O) are
+    watched too, for the failure notes only: their waits explain nothing by
+    themselves, but they tell where to look when a window is unexplained."""
 
     def __init__(self, pid):
         self.pid = pid
         self.fds = {}
         self.last = {}
         self.delays = []
+        self.other_delays = []
+        self.others = {}
         tids = os.listdir(f"/proc/{pid}/task")
         names = {}
         for tid in tids:
@@ -387,21 +392,25 @@ class HostMonitor:
         for tid in vcpus:
             self.fds[tid] = (names[tid], os.open(f"/proc/{pid}/task/{tid}/schedstat",
                                                   os.O_RDONLY))
+        for tid in set(tids) - set(vcpus):
+            self.others[tid] = (names[tid], os.open(f"/proc/{pid}/task/{tid}/schedstat",
+                                                     os.O_RDONLY))
         self.poll()
 
     def poll(self):
         t = now()
-        for tid, (name, fd) in self.fds.items():
-            try:
-                os.lseek(fd, 0, os.SEEK_SET)
-                wait = int(os.read(fd, 128).split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            if tid in self.last:
-                pt, pw = self.last[tid]
-                if wait - pw >= 2 * MS:
-                    self.delays.append(a.HostDelay(pt, t, wait - pw, name))
-            self.last[tid] = (t, wait)
+        for threads, delays in ((self.fds, self.delays), (self.others, self.other_delays)):
+            for tid, (name, fd) in threads.items():
+                try:
+                    os.lseek(fd, 0, os.SEEK_SET)
+                    wait = int(os.read(fd, 128).split()[1])
+                except (OSError, IndexError, ValueError):
+                    continue
+                if tid in self.last:
+                    pt, pw = self.last[tid]
+                    if wait - pw >= 2 * MS:
+                        delays.append(a.HostDelay(pt, t, wait - pw, name))
+                self.last[tid] = (t, wait)
 
     def wait_stopped(self, timeout=0.2):
         """After SIGSTOP: waits until every vCPU thread is stopped (state T;
@@ -423,15 +432,22 @@ class HostMonitor:
         self.poll()
 
     def close(self):
-        for _, fd in self.fds.values():
+        for _, fd in list(self.fds.values()) + list(self.others.values()):
             os.close(fd)
         self.fds = {}
+        self.others = {}
 
     def summary(self):
         big = [d.wait for d in self.delays if d.wait > THRESHOLD_NS]
         worst = max((d.wait for d in self.delays), default=0)
-        return (f"host run-queue waits of the vCPU threads ({', '.join(self.names)}): "
+        text = (f"host run-queue waits of the vCPU threads ({', '.join(self.names)}): "
                 f"{len(self.delays)} >= 2 ms, {len(big)} > 20 ms, longest {worst / MS:.1f} ms")
+        if self.other_delays:
+            longest = max(self.other_delays, key=lambda d: d.wait)
+            text += (f"; QEMU's other threads (not counted as explanations): "
+                     f"{len(self.other_delays)} waits >= 2 ms, longest {longest.wait / MS:.1f} ms "
+                     f"({longest.thread}, host {longest.end / SEC:.3f})")
+        return text
 
 
 def precise_sleep_until(t_mono, monitor=None):

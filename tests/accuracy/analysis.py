@@ -226,10 +226,11 @@ def refine_offset(samples, stalls, coarse, search=2 * SEC, tol=30 * MS, below=No
 
 @dataclass
 class HostDelay:
-    """A vCPU thread of QEMU waited `wait` ns on the host's run queue; the
-    wait ended between `start` and `end` (host realtime ns, two polls of
-    /proc/PID/task/TID/schedstat). Measured, not injected: hypervisor
-    latency caused by other load on the host."""
+    """A thread of QEMU (a vCPU thread, where it explains a window) waited
+    `wait` ns on the host's run queue; the wait ended between `start` and
+    `end` (host realtime ns, two polls of /proc/PID/task/TID/schedstat).
+    Measured, not injected: hypervisor latency caused by other load on the
+    host."""
     start: int
     end: int
     wait: int
