@@ -20,6 +20,7 @@
 #define HWLAT_F_NMI_COUNT "HWLAT_NMI_COUNT"
 #define HWLAT_F_NMI_NS "HWLAT_NMI_NS"
 #define HWLAT_F_SMI_COUNT "HWLAT_SMI_COUNT"
+#define HWLAT_F_SMI_NS "HWLAT_SMI_NS"
 #define HWLAT_F_TIMESTAMP_NS "HWLAT_TIMESTAMP_NS"
 #define HWLAT_F_THRESHOLD_NS "HWLAT_THRESHOLD_NS"
 
@@ -40,6 +41,22 @@
 #define HWLAT_F_SMI_TOTAL "HWLAT_SMI_TOTAL"
 #define HWLAT_F_NMI_TOTAL "HWLAT_NMI_TOTAL"
 #define HWLAT_F_FLOOR_NS "HWLAT_FLOOR_NS"
+#define HWLAT_F_SMI_METHOD "HWLAT_SMI_METHOD"
+#define HWLAT_F_SMI_UNAVAILABLE "HWLAT_SMI_UNAVAILABLE"
+#define HWLAT_F_HYPERVISOR "HWLAT_HYPERVISOR"
+#define HWLAT_F_CLOCKSOURCE "HWLAT_CLOCKSOURCE"
+#define HWLAT_F_TSC_STABLE "HWLAT_TSC_STABLE"
+#define HWLAT_F_CPUS_EXCLUDED "HWLAT_CPUS_EXCLUDED"
+
+/* The value of a count or time that cannot be known: never 0. */
+#define HWLAT_UNAVAILABLE "unavailable"
+
+/* HWLAT_SMI_METHOD: how HWLAT_SMI_TOTAL counts each SMI once. */
+#define HWLAT_SMI_METHOD_SUM "sum"                 /* one sampler at a time */
+#define HWLAT_SMI_METHOD_MAX_PER_CPU "max-per-cpu" /* per-cpu mode */
+
+/* HWLAT_HYPERVISOR on bare metal. */
+#define HWLAT_HYPERVISOR_NONE "none"
 
 #define HWLAT_STATUS_COMPLETED "completed"
 #define HWLAT_STATUS_INTERRUPTED "interrupted"
