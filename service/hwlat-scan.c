@@ -25,6 +25,8 @@
 #include "journal-entry.h"
 #include "module.h"
 #include "parse.h"
+#include "platform.h"
+#include "smi-total.h"
 #include "stream.h"
 #include "util.h"
 
@@ -57,6 +59,7 @@ typedef struct options {
 	bool config_explicit;
 	const char *detector_dir;
 	const char *journal_export;
+	const char *platform_root;
 	bool quiet;
 	bool unit; /* run by hwlat-scan.service (--unit) */
 	struct {
@@ -74,7 +77,8 @@ typedef struct scan {
 	bool broken; /* a line failed: stop journaling, keep draining */
 	uint64_t samples;
 	uint64_t max_ns;
-	uint64_t smi_total;
+	smi_source smi_src;
+	smi_tally smi;
 	uint64_t nmi_total;
 	uint64_t last_seq;
 	uint64_t seq_gaps;
@@ -122,6 +126,7 @@ enum {
 	ARG_UNIT,
 	ARG_DETECTOR_DIR,
 	ARG_JOURNAL_EXPORT,
+	ARG_PLATFORM_ROOT,
 };
 
 static int parse_argv(int argc, char *argv[], options *o)
@@ -144,6 +149,7 @@ static int parse_argv(int argc, char *argv[], options *o)
 		/* For tests, documented in hwlat-scan(8), not in --help. */
 		{ "detector-dir", required_argument, NULL, ARG_DETECTOR_DIR },
 		{ "journal-export", required_argument, NULL, ARG_JOURNAL_EXPORT },
+		{ "platform-root", required_argument, NULL, ARG_PLATFORM_ROOT },
 		{}
 	};
 	int c;
@@ -190,6 +196,9 @@ static int parse_argv(int argc, char *argv[], options *o)
 			break;
 		case ARG_JOURNAL_EXPORT:
 			o->journal_export = optarg;
+			break;
+		case ARG_PLATFORM_ROOT:
+			o->platform_root = optarg;
 			break;
 		default:
 			log_msg("try 'hwlat-scan --help'");
@@ -257,24 +266,6 @@ static void scan_id_init(bool unit, char buf[static SD_ID128_STRING_MAX])
 	sd_id128_to_string(id, buf);
 }
 
-static void cpu_model(char *buf, size_t size)
-{
-	_cleanup_fclose_ FILE *f = fopen("/proc/cpuinfo", "re");
-	char line[512];
-
-	snprintf(buf, size, "unknown");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		char *colon = strchr(line, ':');
-
-		if (!colon || strncmp(line, "model name", 10) != 0)
-			continue;
-		snprintf(buf, size, "%s", strip(colon + 1));
-		return;
-	}
-}
-
 /* Handles one stream line: parse, account, journal. */
 static int on_line(const char *line, void *userdata)
 {
@@ -303,7 +294,8 @@ static int on_line(const char *line, void *userdata)
 	s->samples++;
 	if (lat > s->max_ns)
 		s->max_ns = lat;
-	s->smi_total += smp.smi_count;
+	smi_source_apply(&s->smi_src, &smp);
+	smi_tally_add(&s->smi, &smp);
 	s->nmi_total += smp.nmi_count;
 
 	r = journal_entry_sample(&s->entry, s->scan_id, s->threshold_ns, &smp);
@@ -423,7 +415,8 @@ static int signalfd_setup(sigset_t *old)
 	return fd;
 }
 
-static void print_summary(const scan_summary *sum, uint64_t seq_gaps)
+static void print_summary(const scan_summary *sum, uint64_t seq_gaps,
+			  const smi_tally *smi, const smi_total *smi_total)
 {
 	char a[32], b[32], c[32];
 
@@ -434,18 +427,72 @@ static void print_summary(const scan_summary *sum, uint64_t seq_gaps)
 	       format_latency(sum->threshold_ns, a, sizeof(a)),
 	       format_latency(sum->width_ns, b, sizeof(b)),
 	       format_latency(sum->window_ns, c, sizeof(c)), sum->mode, sum->cpus);
-	printf("hwlat-scan: %llu samples, max latency %s, %llu dropped (%llu seen as sequence gaps), %llu SMIs, %llu NMIs, detection floor %llu ns\n",
+	printf("hwlat-scan: %llu samples, max latency %s, %llu dropped (%llu seen as sequence gaps), %llu NMIs, detection floor %llu ns\n",
 	       (unsigned long long)sum->samples,
 	       sum->samples ? format_latency(sum->max_ns, a, sizeof(a)) : "-",
 	       (unsigned long long)sum->dropped, (unsigned long long)seq_gaps,
-	       (unsigned long long)sum->smi_total,
 	       (unsigned long long)sum->nmi_total,
 	       (unsigned long long)sum->floor_ns);
+	fputs("hwlat-scan: SMIs: ", stdout);
+	smi_print(stdout, smi, smi_total, sum->cpus);
+	printf("\nhwlat-scan: platform: hypervisor %s, clocksource %s, TSC stable %s",
+	       sum->hypervisor, sum->clocksource, sum->tsc_stable);
+	if (sum->cpus_excluded && sum->cpus_excluded[0])
+		printf(", CPUs left out of the default set %s", sum->cpus_excluded);
+	putchar('\n');
 	if (sum->hardlimit_ns && sum->max_ns > sum->hardlimit_ns)
 		printf("hwlat-scan: max latency %s exceeds the hard limit %s\n",
 		       format_latency(sum->max_ns, a, sizeof(a)),
 		       format_latency(sum->hardlimit_ns, b, sizeof(b)));
 	fflush(stdout);
+}
+
+/* What the module's `smi` file says about counting SMIs. */
+static void read_smi_source(detector *d, smi_source *ret)
+{
+	char buf[SMI_REASON_MAX];
+	int r = detector_read(d, "smi", buf, sizeof(buf));
+
+	if (r == -ENOENT) {
+		smi_source_parse(NULL, ret);
+		return;
+	}
+	if (r < 0) {
+		log_errno(r, "cannot read %s/smi", d->path);
+		memset(ret, 0, sizeof(*ret));
+		snprintf(ret->reason, sizeof(ret->reason), "cannot read the module's smi file: %s",
+			 strerror(-r));
+		return;
+	}
+	smi_source_parse(buf, ret);
+}
+
+/*
+ * The module's `cpus_excluded` into buf; NULL when it has no such file or
+ * the scan named its CPUs (then nothing was left out by default).
+ */
+static const char *read_cpus_excluded(detector *d, const scan_config *cfg, char *buf,
+				      size_t size)
+{
+	cpu_set_bits set;
+	int r;
+
+	if (cfg->set[CONFIG_CPUS])
+		return NULL;
+	r = detector_read(d, "cpus_excluded", buf, size);
+	if (r == -ENOENT)
+		return NULL;
+	if (r < 0) {
+		log_errno(r, "cannot read %s/cpus_excluded", d->path);
+		return NULL;
+	}
+	strip(buf);
+	if (buf[0] && parse_cpulist(buf, &set) < 0) {
+		log_msg("%s/cpus_excluded: expected a cpulist, read '%s'; not recorded", d->path,
+			buf);
+		return NULL;
+	}
+	return buf;
 }
 
 static int action_load_module(const options *o)
@@ -599,7 +646,9 @@ static int run_scan(const options *o, const scan_config *cfg, int sig_fd)
 	cleanup c = { .det = { .dir_fd = -1 } };
 	detector_settings want;
 	scan_summary sum = {};
-	char buf[256], clock_name[64], model[256];
+	smi_total smi_total;
+	platform plat;
+	char buf[256], clock_name[64], excluded[4096];
 	struct utsname u;
 	uint64_t enabled_at, deadline, stopped_at, v;
 	sample_end end;
@@ -641,6 +690,7 @@ static int run_scan(const options *o, const scan_config *cfg, int sig_fd)
 		goto out;
 	}
 	c.saved_enabled = strcmp(strip(buf), "1") == 0;
+	read_smi_source(&c.det, &s->smi_src);
 	r = config_check_bounds(cfg, c.saved.width_us * NSEC_PER_USEC,
 				c.saved.window_us * NSEC_PER_USEC);
 	if (r >= 0)
@@ -714,7 +764,7 @@ static int run_scan(const options *o, const scan_config *cfg, int sig_fd)
 
 summary:
 	uname(&u);
-	cpu_model(model, sizeof(model));
+	platform_read(o->platform_root, &plat);
 	if (detector_read(&c.det, "clock", clock_name, sizeof(clock_name)) < 0)
 		snprintf(clock_name, sizeof(clock_name), "unknown");
 	strip(clock_name);
@@ -730,7 +780,11 @@ summary:
 	sum.mode = c.state.has_mode ? c.state.mode : "unknown";
 	sum.cpus = c.state.has_cpus ? c.state.cpus : "unknown";
 	sum.kernel = u.release;
-	sum.cpu_model = model;
+	sum.cpu_model = plat.cpu_model;
+	sum.hypervisor = plat.hypervisor;
+	sum.clocksource = plat.clocksource;
+	sum.tsc_stable = plat.tsc_stable;
+	sum.cpus_excluded = read_cpus_excluded(&c.det, cfg, excluded, sizeof(excluded));
 	sum.clock = clock_name;
 	sum.duration_ns = stopped_at - enabled_at;
 	sum.samples = s->samples;
@@ -738,7 +792,11 @@ summary:
 	/* Before enable=1 these files still describe an earlier run. */
 	sum.dropped = started && detector_read_u64(&c.det, "dropped", &v) >= 0 ?
 		      v : s->seq_gaps;
-	sum.smi_total = s->smi_total;
+	smi_total_compute(&s->smi, &s->smi_src, sum.mode, &smi_total);
+	sum.smi_total_known = smi_total.known;
+	sum.smi_total = smi_total.total;
+	sum.smi_method = smi_total.method;
+	sum.smi_unavailable = smi_total.reason;
 	sum.nmi_total = s->nmi_total;
 	sum.floor_ns = started && detector_read_u64(&c.det, "floor", &v) >= 0 ? v : 0;
 	if (sum.dropped < s->seq_gaps)
@@ -755,7 +813,7 @@ summary:
 	}
 
 	if (!o->quiet)
-		print_summary(&sum, s->seq_gaps);
+		print_summary(&sum, s->seq_gaps, &s->smi, &smi_total);
 
 	if (end == END_ERROR || end == END_EOF)
 		ret = EXIT_FAILED;

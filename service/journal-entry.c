@@ -49,11 +49,25 @@ struct entry_field {
 	uint64_t num;
 };
 
+/* A number that may be unknown: NULL (take num) or HWLAT_UNAVAILABLE. */
+static const char *unless_known(bool known)
+{
+	return known ? NULL : HWLAT_UNAVAILABLE;
+}
+
+/* A text field whose value was not found. */
+static const char *or_unknown(const char *s)
+{
+	return s ? s : "unknown";
+}
+
+/* Fields without a name are left out. */
 static int add_fields(journal_entry *e, const struct entry_field *f, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		int r = f[i].str ? journal_entry_add(e, "%s=%s", f[i].name, f[i].str) :
-				   journal_entry_add(e, "%s=%" PRIu64, f[i].name, f[i].num);
+		int r = !f[i].name ? 0 :
+			f[i].str   ? journal_entry_add(e, "%s=%s", f[i].name, f[i].str) :
+				     journal_entry_add(e, "%s=%" PRIu64, f[i].name, f[i].num);
 
 		if (r < 0)
 			return r;
@@ -64,9 +78,11 @@ static int add_fields(journal_entry *e, const struct entry_field *f, size_t n)
 /* " (SMI)", " (NMI)", " (SMI, NMI)" or "". */
 static const char *attribution(const hwlat_sample *s)
 {
-	if (s->smi_count && s->nmi_count)
+	bool smi = s->smi_count_known && s->smi_count;
+
+	if (smi && s->nmi_count)
 		return " (SMI, NMI)";
-	if (s->smi_count)
+	if (smi)
 		return " (SMI)";
 	if (s->nmi_count)
 		return " (NMI)";
@@ -90,7 +106,8 @@ int journal_entry_sample(journal_entry *e, const char *scan_id,
 		{ HWLAT_F_COUNT, .num = s->count },
 		{ HWLAT_F_NMI_COUNT, .num = s->nmi_count },
 		{ HWLAT_F_NMI_NS, .num = s->nmi_ns },
-		{ HWLAT_F_SMI_COUNT, .num = s->smi_count },
+		{ HWLAT_F_SMI_COUNT, unless_known(s->smi_count_known), s->smi_count },
+		{ HWLAT_F_SMI_NS, unless_known(s->smi_ns_known), s->smi_ns },
 		{ HWLAT_F_TIMESTAMP_NS, .num = s->timestamp_ns },
 		{ HWLAT_F_THRESHOLD_NS, .num = threshold_ns },
 	};
@@ -138,12 +155,18 @@ int journal_entry_summary(journal_entry *e, const scan_summary *s)
 		{ HWLAT_F_KERNEL, .str = s->kernel },
 		{ HWLAT_F_CPU_MODEL, .str = s->cpu_model },
 		{ HWLAT_F_CLOCK, .str = s->clock },
+		{ HWLAT_F_HYPERVISOR, .str = or_unknown(s->hypervisor) },
+		{ HWLAT_F_CLOCKSOURCE, .str = or_unknown(s->clocksource) },
+		{ HWLAT_F_TSC_STABLE, .str = or_unknown(s->tsc_stable) },
+		{ s->cpus_excluded ? HWLAT_F_CPUS_EXCLUDED : NULL, .str = s->cpus_excluded },
 		{ HWLAT_F_START_NS, .num = s->start_ns },
 		{ HWLAT_F_DURATION_NS, .num = s->duration_ns },
 		{ HWLAT_F_SAMPLES, .num = s->samples },
 		{ HWLAT_F_MAX_NS, .num = s->max_ns },
 		{ HWLAT_F_DROPPED, .num = s->dropped },
-		{ HWLAT_F_SMI_TOTAL, .num = s->smi_total },
+		{ HWLAT_F_SMI_TOTAL, unless_known(s->smi_total_known), s->smi_total },
+		{ HWLAT_F_SMI_METHOD, .str = or_unknown(s->smi_method) },
+		{ s->smi_total_known ? NULL : HWLAT_F_SMI_UNAVAILABLE, .str = or_unknown(s->smi_unavailable) },
 		{ HWLAT_F_NMI_TOTAL, .num = s->nmi_total },
 		{ HWLAT_F_FLOOR_NS, .num = s->floor_ns },
 	};

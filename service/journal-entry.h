@@ -40,9 +40,16 @@ typedef struct scan_summary {
 	uint64_t samples;
 	uint64_t max_ns;
 	uint64_t dropped;
+	bool smi_total_known;
 	uint64_t smi_total;
+	const char *smi_method;      /* HWLAT_SMI_METHOD_* */
+	const char *smi_unavailable; /* the reason, when !smi_total_known */
 	uint64_t nmi_total;
 	uint64_t floor_ns;
+	const char *hypervisor;
+	const char *clocksource;
+	const char *tsc_stable;
+	const char *cpus_excluded; /* NULL: no HWLAT_CPUS_EXCLUDED field */
 } scan_summary;
 
 /* Resets e and adds one "NAME=value" field; -E2BIG when e is full. */

@@ -7,82 +7,119 @@
 #include "parse.h"
 #include "stream.h"
 
-/* Copies the next space-separated field of *p into buf. */
-static int next_field(const char **p, char *buf, size_t size, bool last)
-{
-	const char *s = *p, *end = strchr(s, ' ');
-	size_t len;
+/* Fields of a stream line: 10 (before smi_ns) or 11. */
+enum {
+	F_SEQ,
+	F_CPU,
+	F_TIME,
+	F_INNER,
+	F_OUTER,
+	F_COUNT,
+	F_NMI_COUNT,
+	F_NMI_NS,
+	F_SMI_COUNT,
+	F_SMI_NS,
+	N_FIELDS,
+};
 
-	if (last) {
-		if (end)
+/*
+ * Splits line at single spaces into at most N_FIELDS fields; returns their
+ * number, or -EINVAL for an empty field (leading, trailing or double space)
+ * or too many fields.
+ */
+static int split_fields(char *line, char *field[N_FIELDS])
+{
+	int n = 0;
+
+	for (char *p = line;; p++) {
+		char *sp = strchr(p, ' ');
+
+		if (n == N_FIELDS || (sp ? sp == p : *p == '\0'))
 			return -EINVAL;
-		len = strlen(s);
-	} else {
-		if (!end)
-			return -EINVAL;
-		len = (size_t)(end - s);
+		field[n++] = p;
+		if (!sp)
+			return n;
+		*sp = '\0';
+		p = sp;
 	}
-	if (len == 0 || len >= size)
+}
+
+/* A decimal, or "-": unavailable (*known false, *ret untouched). */
+static int parse_maybe(const char *s, bool *known, uint64_t *ret)
+{
+	if (strcmp(s, "-") == 0) {
+		*known = false;
+		return 0;
+	}
+	*known = true;
+	return parse_u64(s, ret);
+}
+
+/* "<sec>.<nsec 9 digits>" into ns since the epoch. */
+static int parse_timestamp(char *s, uint64_t *ret)
+{
+	char *dot = strchr(s, '.');
+	uint64_t sec, nsec;
+	int r;
+
+	if (!dot || strlen(dot + 1) != 9)
 		return -EINVAL;
-	memcpy(buf, s, len);
-	buf[len] = '\0';
-	*p = s + len + (last ? 0 : 1);
+	*dot = '\0';
+	r = parse_u64(s, &sec);
+	if (r >= 0)
+		r = parse_u64(dot + 1, &nsec);
+	if (r < 0)
+		return r;
+	if (sec > (UINT64_MAX - nsec) / NSEC_PER_SEC)
+		return -ERANGE;
+	*ret = sec * NSEC_PER_SEC + nsec;
 	return 0;
 }
 
 int stream_parse_line(const char *line, hwlat_sample *ret)
 {
 	hwlat_sample s = {};
-	uint64_t *ints[] = { &s.seq, NULL, NULL, &s.inner_ns, &s.outer_ns,
-			     &s.count, &s.nmi_count, &s.nmi_ns, &s.smi_count };
-	const char *p = line;
-	char field[32];
-	size_t i;
-	int r;
+	char buf[STREAM_LINE_MAX + 1], *f[N_FIELDS];
+	uint64_t cpu = 0;
+	int n, r;
 
-	if (!line || !ret)
+	if (!line || !ret || strlen(line) > STREAM_LINE_MAX)
+		return -EINVAL;
+	strcpy(buf, line);
+	n = split_fields(buf, f);
+	if (n < 0)
+		return n;
+	if (n != N_FIELDS && n != N_FIELDS - 1)
 		return -EINVAL;
 
-	for (i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
-		r = next_field(&p, field, sizeof(field),
-			       i == sizeof(ints) / sizeof(ints[0]) - 1);
-		if (r < 0)
-			return r;
-
-		if (i == 1) {
-			uint64_t cpu;
-
-			r = parse_u64(field, &cpu);
-			if (r < 0)
-				return r;
-			if (cpu >= HWLAT_MAX_CPUS)
-				return -ERANGE;
-			s.cpu = (unsigned)cpu;
-		} else if (i == 2) {
-			char *dot = strchr(field, '.');
-			uint64_t sec, nsec;
-
-			if (!dot || strlen(dot + 1) != 9)
-				return -EINVAL;
-			*dot = '\0';
-			r = parse_u64(field, &sec);
-			if (r < 0)
-				return r;
-			r = parse_u64(dot + 1, &nsec);
-			if (r < 0)
-				return r;
-			if (sec > (UINT64_MAX - nsec) / NSEC_PER_SEC)
-				return -ERANGE;
-			s.timestamp_ns = sec * NSEC_PER_SEC + nsec;
-		} else {
-			r = parse_u64(field, ints[i]);
-			if (r < 0)
-				return r;
-		}
-	}
+	r = parse_u64(f[F_SEQ], &s.seq);
+	if (r >= 0)
+		r = parse_u64(f[F_CPU], &cpu);
+	if (r >= 0 && cpu >= HWLAT_MAX_CPUS)
+		r = -ERANGE;
+	if (r >= 0)
+		r = parse_timestamp(f[F_TIME], &s.timestamp_ns);
+	if (r >= 0)
+		r = parse_u64(f[F_INNER], &s.inner_ns);
+	if (r >= 0)
+		r = parse_u64(f[F_OUTER], &s.outer_ns);
+	if (r >= 0)
+		r = parse_u64(f[F_COUNT], &s.count);
+	if (r >= 0)
+		r = parse_u64(f[F_NMI_COUNT], &s.nmi_count);
+	if (r >= 0)
+		r = parse_u64(f[F_NMI_NS], &s.nmi_ns);
+	if (r >= 0)
+		r = parse_maybe(f[F_SMI_COUNT], &s.smi_count_known, &s.smi_count);
+	/* The 10-field line of a module built before smi_ns existed. */
+	if (r >= 0 && n == N_FIELDS)
+		r = parse_maybe(f[F_SMI_NS], &s.smi_ns_known, &s.smi_ns);
+	if (r < 0)
+		return r;
 	if (s.seq == 0)
 		return -EINVAL;
 
+	s.cpu = (unsigned)cpu;
 	*ret = s;
 	return 0;
 }

@@ -6,6 +6,7 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,7 +19,11 @@ typedef struct hwlat_sample {
 	uint64_t count;
 	uint64_t nmi_count;
 	uint64_t nmi_ns;
+	/* "-" in the stream (or no smi_ns field): cannot be known, never 0. */
+	bool smi_count_known;
 	uint64_t smi_count;
+	bool smi_ns_known;
+	uint64_t smi_ns;
 } hwlat_sample;
 
 static inline uint64_t hwlat_sample_latency_ns(const hwlat_sample *s)
@@ -27,8 +32,10 @@ static inline uint64_t hwlat_sample_latency_ns(const hwlat_sample *s)
 }
 
 /*
- * Parses one line without its trailing newline. Returns 0, or -EINVAL
- * (wrong number of fields, not decimal, nsec not 9 digits, seq 0) or -ERANGE.
+ * Parses one line without its trailing newline: the 11-field line, or the
+ * old 10-field one without smi_ns (then unavailable); smi_count and smi_ns
+ * may be "-" (unavailable). Returns 0, or -EINVAL (wrong number of fields,
+ * not decimal, nsec not 9 digits, seq 0) or -ERANGE.
  */
 int stream_parse_line(const char *line, hwlat_sample *ret);
 

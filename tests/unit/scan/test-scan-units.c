@@ -235,7 +235,7 @@ static void test_stream_line(void)
 	static const char *const bad[] = {
 		"",
 		"1 0 1700000000.000000001 212400 1000 1 0 0",
-		"1 0 1700000000.000000001 212400 1000 1 0 0 1 7",
+		"1 0 1700000000.000000001 212400 1000 1 0 0 1 7 8",
 		"1 0 1700000000.000000001 212400 1000 1 0 0 1 ",
 		" 1 0 1700000000.000000001 212400 1000 1 0 0 1",
 		"1  0 1700000000.000000001 212400 1000 1 0 0 1",
@@ -496,7 +496,7 @@ static void test_entries(void)
 	hwlat_sample s = {
 		.seq = 17, .cpu = 3, .timestamp_ns = UINT64_C(1700000000000000001),
 		.inner_ns = 1000, .outer_ns = 212400, .count = 2,
-		.nmi_count = 1, .nmi_ns = 5000, .smi_count = 3,
+		.nmi_count = 1, .nmi_ns = 5000, .smi_count_known = true, .smi_count = 3,
 	};
 	scan_summary sum = {
 		.scan_id = "0123456789abcdef0123456789abcdef",

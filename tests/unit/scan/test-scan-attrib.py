@@ -1,0 +1,263 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Issue 12, user-space side: runs hwlat-scan against the fake detector of
+test-scan.py (this script playing the module) and proves that:
+
+- 11-field stream lines carry smi_count and smi_ns into the journal, the
+  old 10-field line gives HWLAT_SMI_NS=unavailable, and "-" is the word
+  "unavailable", never 0;
+- the debugfs `smi` file decides availability: "unavailable: <reason>"
+  makes every sample and the summary unavailable with that reason, and a
+  module without the file (older than the tools) too, with a reason that
+  says to rebuild it;
+- the machine SMI total is exact: per-cpu mode with a broadcast SMI counted
+  by both CPUs gives the per-CPU maximum (5, not 10), round-robin the sum,
+  and the scan prints the per-CPU totals and the method;
+- the platform facts come from the (fake) sysfs/proc root: clocksource,
+  TSC stability, CPU model; the hypervisor from the real CPUID agrees with
+  the kernel's hypervisor flag; HWLAT_CPUS_EXCLUDED follows the module's
+  `cpus_excluded` only when the scan names no CPUs;
+- end to end, hwlat-report reads such a journal and says "unavailable"
+  with the reason in text, JSON and SVG, never "0 SMIs".
+
+TAP output; exit status 1 when any check failed.
+"""
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.dont_write_bytecode = True  # keep the source tree clean
+HERE = os.path.dirname(os.path.abspath(__file__))
+_spec = importlib.util.spec_from_file_location("scan_fake", os.path.join(HERE, "test-scan.py"))
+fake = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(fake)
+
+REPORT = os.path.abspath(os.environ.get("HWLAT_REPORT", "report/hwlat-report"))
+SAMPLE_ID, SUMMARY_ID = fake.SAMPLE_ID, fake.SUMMARY_ID
+ok = fake.ok
+
+
+def line11(seq, cpu, inner, smi, smi_ns, nmi=0, nmi_ns=0):
+    return f"{seq} {cpu} 1700000000.{seq:09d} {inner} 0 1 {nmi} {nmi_ns} {smi} {smi_ns}\n"
+
+
+def scan(tmp, lines, args=(), drain="", platform_root=None, **det):
+    """One scan of `lines` (written after enable=1): returns (result,
+    samples, summary) with the entries read back from a real journal."""
+    d = fake.make_fake(tmp, **det)
+    export = os.path.join(tmp, "export.txt")
+
+    def script(w):
+        w.write("".join(lines))
+        w.flush()
+        fake.wait_for(lambda: sum(1 for e in fake.parse_export(export)
+                                  if e.get("MESSAGE_ID") == SAMPLE_ID) >= len(lines)
+                      if os.path.exists(export) else False, 5)
+
+    mod = fake.FakeModule(d, script, drain=drain)
+    mod.start()
+    extra = ["--platform-root", platform_root] if platform_root else []
+    r = fake.run_scan(["--detector-dir", d, "--journal-export", export, "--duration", "1"]
+                      + extra + list(args))
+    mod.join(5)
+    entries, jfile = fake.to_journal(export, os.path.join(tmp, "journal"))
+    entries = entries or []
+    samples = [e for e in entries if e.get("MESSAGE_ID") == SAMPLE_ID]
+    summaries = [e for e in entries if e.get("MESSAGE_ID") == SUMMARY_ID]
+    return r, samples, summaries[0] if summaries else {}, jfile
+
+
+def fields(entry, *names):
+    return {n: entry.get(n) for n in names}
+
+
+def test_unavailable_end_to_end(tmp):
+    """The module cannot count: "-" everywhere, the reason in the summary,
+    and hwlat-report says so in text, JSON and SVG."""
+    lines = [line11(1, 0, 30000, "-", "-"), line11(2, 1, 45000, "-", "-", nmi=1, nmi_ns=45000),
+             line11(3, 0, 20000, "-", "-")]
+    r, samples, sm, jfile = scan(tmp, lines, smi="unavailable: not an Intel CPU\n")
+    ok(r.returncode == 0, f"scan completed (exit {r.returncode})", r.stderr)
+    ok([fields(s, "HWLAT_SMI_COUNT", "HWLAT_SMI_NS") for s in samples]
+       == [{"HWLAT_SMI_COUNT": "unavailable", "HWLAT_SMI_NS": "unavailable"}] * 3,
+       "'-' in the stream: HWLAT_SMI_COUNT and HWLAT_SMI_NS are 'unavailable'",
+       [fields(s, "HWLAT_SMI_COUNT", "HWLAT_SMI_NS") for s in samples])
+    want = {"HWLAT_SMI_TOTAL": "unavailable", "HWLAT_SMI_UNAVAILABLE": "not an Intel CPU",
+            "HWLAT_SMI_METHOD": "sum", "HWLAT_NMI_TOTAL": "1"}
+    ok(fields(sm, *want) == want, "summary: total unavailable, the module's reason, method sum",
+       fields(sm, *want))
+    ok("hwlat-scan: SMIs: unavailable (not an Intel CPU)\n" in r.stdout
+       and " 0 SMIs" not in r.stdout, "the scan prints 'SMIs: unavailable (not an Intel CPU)'",
+       r.stdout)
+
+    if not os.access(REPORT, os.X_OK):
+        ok(False, f"hwlat-report is built ({REPORT})")
+        return
+    env = dict(os.environ, TZ="UTC")
+    svg = os.path.join(tmp, "r.svg")
+    t = subprocess.run([REPORT, "--file", jfile, "--svg", svg], capture_output=True, text=True,
+                       env=env)
+    ok(t.returncode == 0 and "SMIs: unavailable (not an Intel CPU)" in t.stdout
+       and "0 SMIs" not in t.stdout and "0 windows with SMIs" not in t.stdout,
+       "report text: 'SMIs: unavailable (not an Intel CPU)', never 0", t.stdout + t.stderr)
+    j = subprocess.run([REPORT, "--file", jfile, "--json"], capture_output=True, text=True,
+                       env=env)
+    try:
+        doc = json.loads(j.stdout)
+    except ValueError:
+        doc = {}
+    att = doc.get("summary", {}).get("attribution", {})
+    ok(att.get("smi_total") == "unavailable" and att.get("smi_windows") == "unavailable"
+       and att.get("smi_unavailable_reason") == "not an Intel CPU"
+       and att.get("nmi_windows") == 1 and att.get("unexplained_windows") == 2,
+       "report JSON: smi_total and smi_windows 'unavailable' with the reason", att)
+    svgtext = open(svg).read() if os.path.exists(svg) else ""
+    ok("SMIs: unavailable (not an Intel CPU)" in svgtext,
+       "report SVG: 'SMIs: unavailable (not an Intel CPU)'", svgtext[-1500:])
+
+
+def test_old_module(tmp):
+    """A module without `smi` writing the old 10-field line with 0."""
+    lines = [fake.line(1, 0, 1700000000, 1, 30000, 0, 1, 0, 0, 0),
+             fake.line(2, 1, 1700000000, 2, 30000, 0, 1, 0, 0, 3)]
+    r, samples, sm, _ = scan(tmp, lines, smi=None)
+    ok(r.returncode == 0 and [fields(s, "HWLAT_SMI_COUNT", "HWLAT_SMI_NS") for s in samples]
+       == [{"HWLAT_SMI_COUNT": "unavailable", "HWLAT_SMI_NS": "unavailable"}] * 2,
+       "old module (no smi file): its counts are not used, samples say 'unavailable'",
+       [fields(s, "HWLAT_SMI_COUNT", "HWLAT_SMI_NS") for s in samples])
+    ok(sm.get("HWLAT_SMI_TOTAL") == "unavailable"
+       and sm.get("HWLAT_SMI_UNAVAILABLE", "").startswith(
+           "the hwlat_detector module is too old to say whether it can count SMIs")
+       and "dkms autoinstall" in sm.get("HWLAT_SMI_UNAVAILABLE", ""),
+       "old module: summary says it is too old and how to rebuild it", sm)
+
+
+def test_ten_field_line(tmp):
+    """A module with `smi` but the 10-field line: smi_ns unavailable."""
+    lines = [fake.line(1, 0, 1700000000, 1, 30000, 0, 1, 0, 0, 2)]
+    r, samples, sm, _ = scan(tmp, lines)
+    ok(r.returncode == 0 and samples
+       and fields(samples[0], "HWLAT_SMI_COUNT", "HWLAT_SMI_NS")
+       == {"HWLAT_SMI_COUNT": "2", "HWLAT_SMI_NS": "unavailable"}
+       and sm.get("HWLAT_SMI_TOTAL") == "2",
+       "10-field line: HWLAT_SMI_COUNT=2, HWLAT_SMI_NS=unavailable, total 2",
+       (samples, sm))
+
+
+def test_per_cpu_broadcast(tmp):
+    """per-cpu mode: 5 broadcast SMIs raise both CPUs' counters: total 5."""
+    lines = [line11(1, 0, 90000, 2, 90000), line11(2, 1, 91000, 2, 91000),
+             line11(3, 0, 95000, 3, 95000), line11(4, 1, 94000, 3, 94000)]
+    r, samples, sm, _ = scan(tmp, lines, args=["--mode", "per-cpu"])
+    ok([fields(s, "HWLAT_SMI_COUNT", "HWLAT_SMI_NS") for s in samples][0]
+       == {"HWLAT_SMI_COUNT": "2", "HWLAT_SMI_NS": "90000"},
+       "11-field line: HWLAT_SMI_COUNT=2, HWLAT_SMI_NS=90000",
+       [fields(s, "HWLAT_SMI_COUNT", "HWLAT_SMI_NS") for s in samples])
+    want = {"HWLAT_MODE": "per-cpu", "HWLAT_SMI_TOTAL": "5", "HWLAT_SMI_METHOD": "max-per-cpu",
+            "HWLAT_SMI_UNAVAILABLE": None}
+    ok(fields(sm, *want) == want, "per-cpu, 5 SMIs on each of 2 CPUs: total 5 (max-per-cpu)",
+       fields(sm, *want))
+    ok("hwlat-scan: SMIs: machine total 5 (max-per-cpu); per CPU 0: 5, 1: 5\n" in r.stdout,
+       "the scan prints the per-CPU totals and the method", r.stdout)
+
+
+def test_round_robin_sum(tmp):
+    lines = [line11(1, 0, 90000, 2, 90000), line11(2, 1, 91000, 3, 91000),
+             line11(3, 0, 15000, 0, 0, nmi=1, nmi_ns=15000)]
+    r, samples, sm, _ = scan(tmp, lines, args=["--mode", "round-robin"])
+    want = {"HWLAT_SMI_TOTAL": "5", "HWLAT_SMI_METHOD": "sum"}
+    ok(fields(sm, *want) == want, "round-robin, 2 + 3 SMIs: total 5 (sum)", fields(sm, *want))
+    ok("hwlat-scan: SMIs: machine total 5 (sum); per CPU 0: 2, 1: 3\n" in r.stdout,
+       "the scan prints 'machine total 5 (sum); per CPU 0: 2, 1: 3'", r.stdout)
+
+
+def put(root, path, text):
+    p = os.path.join(root, path)
+    os.makedirs(os.path.dirname(p), exist_ok=True)
+    with open(p, "w") as f:
+        f.write(text)
+
+
+def host_hypervisor_flag():
+    with open("/proc/cpuinfo") as f:
+        for l in f:
+            if l.startswith("flags"):
+                return "hypervisor" in l.split(":", 1)[1].split()
+    return False
+
+
+def test_platform(tmp):
+    root = os.path.join(tmp, "root")
+    put(root, "proc/cpuinfo", "processor\t: 0\nmodel name\t: Fake Xeon @ 2.0GHz\n"
+        "flags\t\t: fpu tsc constant_tsc nonstop_tsc\n")
+    cs = "sys/devices/system/clocksource/clocksource0/"
+    put(root, cs + "current_clocksource", "kvm-clock\n")
+    put(root, cs + "available_clocksource", "kvm-clock tsc hpet acpi_pm\n")
+    sub = os.path.join(tmp, "a")
+    os.mkdir(sub)
+    r, _, sm, _ = scan(sub, [line11(1, 0, 30000, 0, 0)], platform_root=root,
+                       cpus_excluded="2-3\n")
+    want = {"HWLAT_CPU_MODEL": "Fake Xeon @ 2.0GHz", "HWLAT_CLOCKSOURCE": "kvm-clock",
+            "HWLAT_TSC_STABLE": "yes", "HWLAT_CPUS_EXCLUDED": "2-3"}
+    ok(r.returncode == 0 and fields(sm, *want) == want,
+       "platform facts from the fake root, cpus_excluded recorded", (fields(sm, *want), r.stderr))
+    hv = sm.get("HWLAT_HYPERVISOR")
+    ok(hv and (hv != "none") == host_hypervisor_flag(),
+       f"HWLAT_HYPERVISOR={hv} agrees with the kernel's hypervisor flag")
+    ok(f"hwlat-scan: platform: hypervisor {hv}, clocksource kvm-clock, TSC stable yes, "
+       "CPUs left out of the default set 2-3\n" in r.stdout, "the scan prints the platform",
+       r.stdout)
+
+    put(root, cs + "available_clocksource", "kvm-clock hpet acpi_pm\n")
+    sub = os.path.join(tmp, "b")
+    os.mkdir(sub)
+    r, _, sm, _ = scan(sub, [line11(1, 0, 30000, 0, 0)], platform_root=root,
+                       args=["--cpus", "0"], cpus_excluded="2-3\n")
+    ok(sm.get("HWLAT_TSC_STABLE") == "no" and "HWLAT_CPUS_EXCLUDED" not in sm,
+       "TSC not an available clocksource: 'no'; --cpus given: no HWLAT_CPUS_EXCLUDED",
+       fields(sm, "HWLAT_TSC_STABLE", "HWLAT_CPUS_EXCLUDED"))
+
+    sub = os.path.join(tmp, "c")
+    os.mkdir(sub)
+    r, _, sm, _ = scan(sub, [line11(1, 0, 30000, 0, 0)],
+                       platform_root=os.path.join(tmp, "nothing"), cpus_excluded="\n")
+    want = {"HWLAT_CLOCKSOURCE": "unknown", "HWLAT_TSC_STABLE": "unknown",
+            "HWLAT_CPU_MODEL": "unknown", "HWLAT_CPUS_EXCLUDED": ""}
+    ok(fields(sm, *want) == want, "unreadable root: unknown; empty cpus_excluded: empty field",
+       fields(sm, *want))
+
+    sub = os.path.join(tmp, "d")
+    os.mkdir(sub)
+    r, _, sm, _ = scan(sub, [line11(1, 0, 30000, 0, 0)], cpus_excluded="banana\n")
+    ok(r.returncode == 0 and "HWLAT_CPUS_EXCLUDED" not in sm
+       and "cpus_excluded: expected a cpulist, read 'banana'" in r.stderr,
+       "malformed cpus_excluded: named in a message, not recorded", r.stderr)
+
+
+def test_man_page():
+    srcdir = os.environ.get("srcdir", ".")
+    text = open(os.path.join(srcdir, "service/hwlat-scan.8")).read()
+    ok("platform\\-root" in text, "hwlat-scan(8) documents --platform-root")
+
+
+def main():
+    for t in (test_unavailable_end_to_end, test_old_module, test_ten_field_line,
+              test_per_cpu_broadcast, test_round_robin_sum, test_platform):
+        tmp = tempfile.mkdtemp(prefix=f"hwlat-{t.__name__}-")
+        try:
+            t(tmp)
+        except Exception as e:
+            ok(False, f"{t.__name__} raised {e!r}")
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    test_man_page()
+    print(f"1..{fake.n_tests}")
+    return 1 if fake.n_failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
