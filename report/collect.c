@@ -163,6 +163,8 @@ int collect_sample(const struct hwlat_sample *x, void *userdata)
 	if (!sample_passes(d->o, x))
 		return 0;
 	s->matched++;
+	if (sample_unexplained(x))
+		s->unexplained++;
 	if (x->timestamp_ns < s->first_ns)
 		s->first_ns = x->timestamp_ns;
 	if (x->timestamp_ns > s->last_ns)
@@ -216,6 +218,7 @@ int collect_summary(const struct scan *sum, void *userdata)
 	s->first_ns = keep.first_ns;
 	s->last_ns = keep.last_ns;
 	s->matched = keep.matched;
+	s->unexplained = keep.unexplained;
 	if (s->boot_id[0] == '\0')
 		memcpy(s->boot_id, keep.boot_id, sizeof(s->boot_id));
 	if (s->machine_id[0] == '\0')

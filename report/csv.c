@@ -4,6 +4,7 @@
 #include <inttypes.h>
 
 #include "csv.h"
+#include "hwlat-journal.h"
 
 /* Host names may hold anything but a comma or quote would break a field. */
 static void csv_field(FILE *f, const char *s)
@@ -21,8 +22,17 @@ int csv_header(FILE *f)
 {
 	fputs("scan_id,hostname,machine_id,boot_id,seq,cpu,timestamp_ns,"
 	      "latency_ns,inner_ns,outer_ns,count,nmi_count,nmi_ns,"
-	      "smi_count,threshold_ns\n", f);
+	      "smi_count,smi_ns,threshold_ns\n", f);
 	return ferror(f) ? -EIO : 0;
+}
+
+/* ",N", or ",unavailable" as in the journal: a reader must not see 0. */
+static void csv_maybe(FILE *f, bool known, uint64_t v)
+{
+	if (known)
+		fprintf(f, ",%" PRIu64, v);
+	else
+		fputs("," HWLAT_UNAVAILABLE, f);
 }
 
 int csv_row(FILE *f, const struct hwlat_sample *x, bool header)
@@ -32,10 +42,12 @@ int csv_row(FILE *f, const struct hwlat_sample *x, bool header)
 	fprintf(f, "%s,", x->scan_id);
 	csv_field(f, x->hostname);
 	fprintf(f, ",%s,%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-		   ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-		   ",%" PRIu64 ",%" PRIu64 "\n",
+		   ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64,
 		x->machine_id, x->boot_id, x->seq, x->cpu, x->timestamp_ns,
 		x->latency_ns, x->inner_ns, x->outer_ns, x->count, x->nmi_count,
-		x->nmi_ns, x->smi_count, x->threshold_ns);
+		x->nmi_ns);
+	csv_maybe(f, x->smi_count_known, x->smi_count);
+	csv_maybe(f, x->smi_ns_known, x->smi_ns);
+	fprintf(f, ",%" PRIu64 "\n", x->threshold_ns);
 	return ferror(f) ? -EIO : 0;
 }

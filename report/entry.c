@@ -60,6 +60,7 @@ enum {
 
 enum field_type {
 	FIELD_NUM, /* strict decimal into a uint64_t; malformed: bad_field */
+	FIELD_MAYBE, /* FIELD_NUM, or "unavailable": the flag says which */
 	FIELD_ID,  /* 128-bit id into char[ID128_LEN + 1]; malformed: bad_field */
 	FIELD_STR, /* text, cut to its buffer */
 };
@@ -71,11 +72,16 @@ struct field {
 	enum field_type type;
 	size_t offset, size; /* of the member of struct entry */
 	unsigned have;       /* HAVE_* bit it sets, even when malformed */
+	size_t flag;         /* 0 or a bool of struct entry: a FIELD_MAYBE was a
+				number, another field was present */
 };
 
 #define FIELD(name, type, member, have)                                         \
 	{ name, sizeof(name) - 1, type, offsetof(struct entry, member),          \
-	  sizeof(((struct entry *)0)->member), have }
+	  sizeof(((struct entry *)0)->member), have, 0 }
+#define FIELD_FLAG(name, type, member, flag_member)                             \
+	{ name, sizeof(name) - 1, type, offsetof(struct entry, member),          \
+	  sizeof(((struct entry *)0)->member), 0, offsetof(struct entry, flag_member) }
 
 /* Sample and summary fields share names (HWLAT_THRESHOLD_NS). */
 static const struct field fields[] = {
@@ -91,7 +97,8 @@ static const struct field fields[] = {
 	FIELD(HWLAT_F_COUNT, FIELD_NUM, x.count, 0),
 	FIELD(HWLAT_F_NMI_COUNT, FIELD_NUM, x.nmi_count, 0),
 	FIELD(HWLAT_F_NMI_NS, FIELD_NUM, x.nmi_ns, 0),
-	FIELD(HWLAT_F_SMI_COUNT, FIELD_NUM, x.smi_count, 0),
+	FIELD_FLAG(HWLAT_F_SMI_COUNT, FIELD_MAYBE, x.smi_count, x.smi_count_known),
+	FIELD_FLAG(HWLAT_F_SMI_NS, FIELD_MAYBE, x.smi_ns, x.smi_ns_known),
 	FIELD(HWLAT_F_TIMESTAMP_NS, FIELD_NUM, x.timestamp_ns, HAVE_TIMESTAMP),
 	FIELD(HWLAT_F_THRESHOLD_NS, FIELD_NUM, x.threshold_ns, 0),
 	FIELD(HWLAT_F_WIDTH_NS, FIELD_NUM, s.width_ns, 0),
@@ -102,7 +109,13 @@ static const struct field fields[] = {
 	FIELD(HWLAT_F_SAMPLES, FIELD_NUM, s.samples, 0),
 	FIELD(HWLAT_F_MAX_NS, FIELD_NUM, s.max_ns, 0),
 	FIELD(HWLAT_F_DROPPED, FIELD_NUM, s.dropped, 0),
-	FIELD(HWLAT_F_SMI_TOTAL, FIELD_NUM, s.smi_total, 0),
+	FIELD_FLAG(HWLAT_F_SMI_TOTAL, FIELD_MAYBE, s.smi_total, s.smi_total_known),
+	FIELD(HWLAT_F_SMI_METHOD, FIELD_STR, s.smi_method, 0),
+	FIELD(HWLAT_F_SMI_UNAVAILABLE, FIELD_STR, s.smi_unavailable, 0),
+	FIELD(HWLAT_F_HYPERVISOR, FIELD_STR, s.hypervisor, 0),
+	FIELD(HWLAT_F_CLOCKSOURCE, FIELD_STR, s.clocksource, 0),
+	FIELD(HWLAT_F_TSC_STABLE, FIELD_STR, s.tsc_stable, 0),
+	FIELD_FLAG(HWLAT_F_CPUS_EXCLUDED, FIELD_STR, s.cpus_excluded, s.has_cpus_excluded),
 	FIELD(HWLAT_F_NMI_TOTAL, FIELD_NUM, s.nmi_total, 0),
 	FIELD(HWLAT_F_FLOOR_NS, FIELD_NUM, s.floor_ns, 0),
 	FIELD(HWLAT_F_STATUS, FIELD_STR, s.status, 0),
@@ -115,18 +128,31 @@ static const struct field fields[] = {
 
 static void take_value(struct entry *e, const struct field *f, const char *v, size_t vlen)
 {
+	static const char unavailable[] = HWLAT_UNAVAILABLE;
 	char *dst = (char *)e + f->offset;
+	bool *flag = f->flag ? (bool *)((char *)e + f->flag) : NULL;
 	int r = 0;
 
 	switch (f->type) {
 	case FIELD_NUM:
 		r = parse_num(v, vlen, (uint64_t *)(void *)dst);
 		break;
+	case FIELD_MAYBE:
+		if (vlen == sizeof(unavailable) - 1 && memcmp(v, unavailable, vlen) == 0) {
+			*flag = false;
+			*(uint64_t *)(void *)dst = 0;
+			break;
+		}
+		r = parse_num(v, vlen, (uint64_t *)(void *)dst);
+		*flag = r >= 0;
+		break;
 	case FIELD_ID:
 		r = copy_id(v, vlen, dst);
 		break;
 	case FIELD_STR:
 		copy_str(v, vlen, dst, f->size);
+		if (flag)
+			*flag = true;
 		break;
 	}
 	if (r < 0 && !e->bad_field)

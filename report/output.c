@@ -4,7 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "attribution.h"
 #include "histogram.h"
+#include "hwlat-journal.h"
 #include "output.h"
 #include "print.h"
 
@@ -72,6 +74,63 @@ static void print_filters(const struct options *o)
 	print_text("Selection:    %s\n", describe_filters(o, buf, sizeof(buf)));
 }
 
+/*
+ * A count that may be unknown: JSON gets the number or the string
+ * "unavailable", text gets either through fmt's %s. Never 0 for unknown.
+ */
+static void print_maybe(const char *key, const char *fmt, bool known, uint64_t v)
+{
+	char num[24];
+
+	if (known && print_is_json()) {
+		print_u64(key, NULL, v);
+		return;
+	}
+	snprintf(num, sizeof(num), "%" PRIu64, v);
+	print_string(key, fmt, known ? num : HWLAT_UNAVAILABLE);
+}
+
+/* A recorded string, or JSON null and fmt with "not recorded". */
+static void print_recorded(const char *key, const char *fmt, const char *value)
+{
+	if (value[0])
+		print_string(key, fmt, value);
+	else if (print_is_json())
+		print_null(key, NULL);
+	else
+		print_string(NULL, fmt, "not recorded");
+}
+
+static void print_scan_platform(const struct scan *s)
+{
+	char smi[512];
+
+	print_maybe("smi_total", NULL, s->smi_total_known, s->smi_total);
+	if (s->smi_method[0])
+		print_string("smi_method", NULL, s->smi_method);
+	else
+		print_null("smi_method", NULL);
+	if (s->smi_total_known)
+		print_null("smi_unavailable_reason", NULL);
+	else
+		print_string("smi_unavailable_reason", NULL, s->smi_unavailable);
+	print_text("  SMIs:       %s", scan_smi_text(s, smi, sizeof(smi)));
+	print_u64("nmi_total", ", %" PRIu64 " NMIs\n", s->nmi_total);
+	if (!s->hypervisor[0] && !s->clocksource[0] && !s->tsc_stable[0])
+		print_text("  platform:   not recorded");
+	print_recorded("hypervisor", s->hypervisor[0] ? "  platform:   hypervisor %s" : NULL,
+		       s->hypervisor);
+	print_recorded("clocksource", s->clocksource[0] ? ", clocksource %s" : NULL,
+		       s->clocksource);
+	print_recorded("tsc_stable", s->tsc_stable[0] ? ", TSC stable %s" : NULL, s->tsc_stable);
+	if (s->has_cpus_excluded)
+		print_string("cpus_excluded", ", CPUs left out of the default set %s",
+			     s->cpus_excluded[0] ? s->cpus_excluded : "none");
+	else
+		print_null("cpus_excluded", NULL);
+	print_text("\n");
+}
+
 static uint64_t scan_dropped(const struct scan *s)
 {
 	if (s->has_summary)
@@ -115,8 +174,7 @@ static void print_scan(const struct scan *s)
 		print_latency("max_latency_ns", ", max %s", s->max_ns);
 		print_u64("dropped_windows", ", %" PRIu64 " dropped", s->dropped);
 		print_latency("floor_ns", ", floor %s\n", s->floor_ns);
-		print_u64("smi_total", "              %" PRIu64 " SMIs", s->smi_total);
-		print_u64("nmi_total", ", %" PRIu64 " NMIs\n", s->nmi_total);
+		print_scan_platform(s);
 	} else {
 		if (s->first_ns <= s->last_ns) {
 			print_time("first_sample_ns", "  samples:    from %s", s->first_ns);
@@ -134,7 +192,62 @@ static void print_scan(const struct scan *s)
 	print_close_object();
 }
 
-static void print_stats_body(const struct stats *st)
+/* SMIs, NMIs and the unexplained windows with their likely cause. */
+static void print_attribution(const struct stats *st, const struct attribution *a)
+{
+	bool windows_known = st->smi_unknown_windows == 0;
+	char buf[512], lat[32];
+	const char *cause;
+
+	print_open_object("attribution");
+	print_text("Attribution:  SMIs: %s", attribution_smi_text(a, buf, sizeof(buf)));
+	print_maybe("smi_total", NULL, attribution_smi_known(a), a->smi_total);
+	if (a->smi_method)
+		print_string("smi_method", NULL, a->smi_method);
+	else
+		print_null("smi_method", NULL);
+	if (a->scans_known == 0)
+		print_string("smi_unavailable_reason", NULL, a->smi_reason);
+	else
+		print_null("smi_unavailable_reason", NULL);
+	print_u64("smi_scans_unavailable", NULL, a->scans_unavailable);
+	/* Windows and time only where some counts were known. */
+	print_maybe("smi_windows", NULL, windows_known || st->smi_unknown_windows < st->n,
+		    st->smi_windows);
+	print_u64("smi_unavailable_windows", NULL, st->smi_unknown_windows);
+	print_maybe("smi_ns", NULL, st->smi_ns_unknown_windows == 0, st->smi_ns);
+	print_text("\n");
+	if (st->smi_unknown_windows < st->n || st->n == 0) {
+		print_text("              windows with SMIs: %s%" PRIu64, windows_known ? "" : ">=",
+			   st->smi_windows);
+		if (!windows_known)
+			print_text(" (%" PRIu64 " unavailable)", st->smi_unknown_windows);
+		if (st->smi_ns_unknown_windows == 0)
+			print_text(", SMI time %s\n", format_latency(st->smi_ns, lat, sizeof(lat)));
+		else
+			print_text(", SMI time unavailable\n");
+	}
+	print_u64("nmi_windows", "              NMIs: %" PRIu64 " windows", st->nmi_windows);
+	print_u64("nmi_total", " (%" PRIu64 " NMIs)\n", st->nmi_total);
+	print_u64("unexplained_windows",
+		  "              unexplained: %" PRIu64 " windows (neither SMI nor NMI)\n",
+		  st->unexplained_windows);
+	cause = attribution_cause_text(a, st->unexplained_windows, buf, sizeof(buf));
+	if (cause) {
+		print_string("likely_cause", NULL, LIKELY_CAUSE_HOST_PREEMPTION);
+		print_text("              likely cause: %s\n", cause);
+	} else {
+		print_null("likely_cause", NULL);
+	}
+	print_u64("likely_cause_windows", NULL, a->hv_unexplained);
+	if (a->hv_scans && a->hypervisor)
+		print_string("hypervisor", NULL, a->hypervisor);
+	else
+		print_null("hypervisor", NULL);
+	print_close_object();
+}
+
+static void print_stats_body(const struct stats *st, const struct attribution *a)
 {
 	print_u64("samples", "Samples:      %" PRIu64, st->n);
 	print_u64("over_threshold", " (%" PRIu64 " with gaps over the threshold)\n",
@@ -149,17 +262,32 @@ static void print_stats_body(const struct stats *st)
 			      stats_percentile(st, percentiles[i].p));
 	print_latency("max_latency_ns", "\n", st->max_ns);
 	print_close_object();
-	print_open_object("attribution");
-	print_u64("smi_windows", "Attribution:  %" PRIu64 " windows with SMIs", st->smi_windows);
-	print_u64("smi_total", " (%" PRIu64 " SMIs),", st->smi_total);
-	print_u64("nmi_windows", " %" PRIu64 " with NMIs", st->nmi_windows);
-	print_u64("nmi_total", " (%" PRIu64 " NMIs),\n", st->nmi_total);
-	print_u64("unexplained_windows", "              %" PRIu64 " unexplained (neither)\n",
-		  st->unexplained_windows);
-	print_close_object();
+	print_attribution(st, a);
 }
 
-static void print_row(const struct stats *st)
+/*
+ * The SMI column: per CPU the SMIs that CPU counted (its total); in a
+ * group row the windows with SMIs, since adding CPUs' counts would count a
+ * broadcast SMI once per CPU. ">=N" when some counts were unavailable,
+ * "unavailable" when all were.
+ */
+static void print_row_smis(const struct stats *st, bool per_cpu)
+{
+	bool all_unknown = st->n > 0 && st->smi_unknown_windows == st->n;
+	uint64_t shown = per_cpu ? st->smi_total : st->smi_windows;
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%s%" PRIu64, st->smi_unknown_windows ? ">=" : "", shown);
+	print_maybe("smi_windows", NULL, !all_unknown, st->smi_windows);
+	if (per_cpu) {
+		print_maybe("smi_total", NULL, !all_unknown, st->smi_total);
+		print_maybe("smi_ns", NULL, st->smi_ns_unknown_windows == 0, st->smi_ns);
+	}
+	print_u64("smi_unavailable_windows", NULL, st->smi_unknown_windows);
+	print_text(" %11s", all_unknown ? HWLAT_UNAVAILABLE : buf);
+}
+
+static void print_row(const struct stats *st, bool per_cpu)
 {
 	print_u64("samples", " %9" PRIu64, st->n);
 	print_latency("max_latency_ns", " %10s", st->max_ns);
@@ -168,23 +296,23 @@ static void print_row(const struct stats *st)
 		print_latency(percentiles[i].key,
 			      percentiles[i].p == 99 ? " %10s" : NULL,
 			      stats_percentile(st, percentiles[i].p));
-	print_u64("smi_windows", " %6" PRIu64, st->smi_windows);
+	print_row_smis(st, per_cpu);
 	print_u64("nmi_windows", " %6" PRIu64, st->nmi_windows);
 	print_u64("unexplained_windows", " %8" PRIu64 "\n", st->unexplained_windows);
 }
 
-#define ROW_HEADER "   samples        max       mean        p99    SMI    NMI unexpl.\n"
+#define ROW_HEADER "   samples        max       mean        p99 %11s    NMI unexpl.\n"
 
 static void print_cpu_table(const struct report_data *d)
 {
 	print_open_array("cpus");
-	print_text("\nPer CPU:\n  CPU" ROW_HEADER);
+	print_text("\nPer CPU:\n  CPU" ROW_HEADER, "SMIs");
 	for (size_t c = 0; c < HWLAT_MAX_CPUS; c++) {
 		if (!d->cpu[c])
 			continue;
 		print_open_object(NULL);
 		print_u64("cpu", "%5" PRIu64, c);
-		print_row(d->cpu[c]);
+		print_row(d->cpu[c], true);
 		print_close_object();
 	}
 	print_close_array();
@@ -200,7 +328,7 @@ static void print_group_table(const struct report_data *d)
 	const char *by = group_by_name(d->o->by);
 
 	print_open_array("groups");
-	print_text("\nPer %s:\n%-12s" ROW_HEADER, by, by);
+	print_text("\nPer %s:\n%-12s" ROW_HEADER, by, by, "SMI windows");
 	for (size_t i = 0; i < d->n_groups; i++) {
 		const struct group *g = d->groups[i];
 
@@ -211,7 +339,7 @@ static void print_group_table(const struct report_data *d)
 		} else {
 			print_text("%-12.12s", g->key);
 		}
-		print_row(&g->st);
+		print_row(&g->st, false);
 		print_close_object();
 	}
 	print_close_array();
@@ -276,9 +404,11 @@ int print_report(struct report_data *d, bool *ret_exceeded)
 	uint64_t dropped = 0, floor_ns = 0;
 	size_t n_scans = 0, n_nosummary = 0;
 	bool exceeded = o->have_hardlimit && d->all.max_ns > o->hardlimit_ns;
+	struct attribution a;
 	char buf[512];
 	int r;
 
+	attribution_compute(d, &a);
 	for (size_t i = 0; i < d->n_scans; i++) {
 		const struct scan *s = &d->scans[i];
 
@@ -313,7 +443,7 @@ int print_report(struct report_data *d, bool *ret_exceeded)
 		print_text("No samples match (%s): no window of the chosen scan%s had a\n"
 			   "gap over its threshold, an NMI or an SMI.\n",
 			   describe_filters(o, buf, sizeof(buf)), n_scans == 1 ? "" : "s");
-	print_stats_body(&d->all);
+	print_stats_body(&d->all, &a);
 	print_u64("dropped_windows", "Dropped:      %" PRIu64 " windows\n", dropped);
 	if (floor_ns)
 		print_latency("floor_ns", "Floor:        %s (detection floor: median "

@@ -50,8 +50,22 @@ struct hwlat_sample {
 	char machine_id[ID128_LEN + 1];
 	char hostname[HOSTNAME_MAX + 1];
 	uint64_t seq, cpu, inner_ns, outer_ns, latency_ns, count;
-	uint64_t nmi_count, nmi_ns, smi_count, timestamp_ns, threshold_ns;
+	uint64_t nmi_count, nmi_ns, smi_count, smi_ns, timestamp_ns, threshold_ns;
+	/* HWLAT_SMI_COUNT/HWLAT_SMI_NS were numbers (not "unavailable" or missing). */
+	bool smi_count_known, smi_ns_known;
 };
+
+/* A window that took an SMI: only a known, non-zero count says so. */
+static inline bool sample_has_smi(const struct hwlat_sample *x)
+{
+	return x->smi_count_known && x->smi_count > 0;
+}
+
+/* Neither an SMI nor an NMI explains the window. */
+static inline bool sample_unexplained(const struct hwlat_sample *x)
+{
+	return !sample_has_smi(x) && x->nmi_count == 0;
+}
 
 /* What is known about one scan: its summary entry, if any, and what its
  * samples showed. */
@@ -70,11 +84,19 @@ struct scan {
 	uint64_t threshold_ns, width_ns, window_ns, hardlimit_ns;
 	uint64_t start_ns, duration_ns, samples, max_ns, dropped;
 	uint64_t smi_total, nmi_total, floor_ns;
+	bool smi_total_known;   /* HWLAT_SMI_TOTAL was a number */
+	char smi_method[16];    /* HWLAT_SMI_METHOD; empty: not recorded */
+	char smi_unavailable[256];
+	char hypervisor[32];    /* HWLAT_HYPERVISOR; empty: not recorded */
+	char clocksource[32];
+	char tsc_stable[8];
+	bool has_cpus_excluded;
+	char cpus_excluded[128];
 	/* From the sample entries read (before --cpu/--since/--until). */
 	uint64_t seen, max_seq, sample_threshold_ns;
 	uint64_t first_ns, last_ns;
-	/* Samples that passed every filter. */
-	uint64_t matched;
+	/* Samples that passed every filter, and those neither SMI nor NMI explain. */
+	uint64_t matched, unexplained;
 	bool chosen;
 };
 

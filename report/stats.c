@@ -107,13 +107,21 @@ int stats_add(struct stats *s, const struct hwlat_sample *x,
 		s->over_threshold++;
 	if (hardlimit_ns > 0 && v > hardlimit_ns)
 		s->over_hardlimit++;
-	if (x->smi_count > 0)
+	if (sample_has_smi(x))
 		s->smi_windows++;
 	else if (x->nmi_count > 0)
 		s->nmi_windows++;
 	else
 		s->unexplained_windows++;
-	s->smi_total += x->smi_count;
+	/* Unknown is never added as 0: it is counted apart. */
+	if (x->smi_count_known)
+		s->smi_total += x->smi_count;
+	else
+		s->smi_unknown_windows++;
+	if (x->smi_ns_known)
+		s->smi_ns += x->smi_ns;
+	else
+		s->smi_ns_unknown_windows++;
 	s->nmi_total += x->nmi_count;
 	return 0;
 }

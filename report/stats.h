@@ -35,7 +35,10 @@ struct stats {
 	uint64_t over_threshold;   /* windows with HWLAT_COUNT > 0 */
 	uint64_t over_hardlimit;   /* latency strictly above --hardlimit */
 	uint64_t smi_windows, nmi_windows, unexplained_windows;
-	uint64_t smi_total, nmi_total;
+	uint64_t smi_total, nmi_total;     /* smi_total: of the known counts */
+	uint64_t smi_unknown_windows;      /* HWLAT_SMI_COUNT unavailable */
+	uint64_t smi_ns;                   /* of the known HWLAT_SMI_NS */
+	uint64_t smi_ns_unknown_windows;   /* HWLAT_SMI_NS unavailable */
 	uint64_t *rows[STATS_ROWS];
 	/* Optional linear histogram (bucket_ns > 0). */
 	uint64_t bucket_ns;

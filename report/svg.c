@@ -9,11 +9,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "attribution.h"
 #include "print.h"
 #include "svg.h"
 
 #define W 1100
-#define H 880
+#define H 920
 #define LEFT 90
 #define RIGHT 120
 #define PLOT_W (W - LEFT - RIGHT)
@@ -276,7 +277,8 @@ static int write_svg(FILE *f, const struct report_data *d)
 	uint64_t t0 = d->first_ns, t1 = d->last_ns;
 	struct limit limits[N_LIMITS];
 	size_t n_scans = 0, line = 0;
-	char buf[512], l1[32], l2[32];
+	char buf[1024], l1[32], l2[32], smi[512], cause[512];
+	struct attribution a;
 	int n;
 
 	for (size_t i = 0; i < d->n_scans; i++) {
@@ -328,24 +330,43 @@ static int write_svg(FILE *f, const struct report_data *d)
 	draw_histogram(f, d, limits, b, n);
 	draw_timeline(f, d, limits, t0, t1);
 
-	for (size_t i = 0; i < d->n_scans && line < 4; i++) {
+	/* The attribution, worded as in the text report. */
+	attribution_compute(d, &a);
+	snprintf(buf, sizeof(buf), "SMIs: %s; NMIs: %" PRIu64 " windows; unexplained: %" PRIu64
+		 " windows (neither SMI nor NMI)", attribution_smi_text(&a, smi, sizeof(smi)),
+		 d->all.nmi_windows, d->all.unexplained_windows);
+	text(f, LEFT, TIME_TOP + TIME_H + 64 + 18 * (double)line++, "start",
+	     "font-size=\"12\" font-weight=\"bold\"", buf);
+	if (attribution_cause_text(&a, d->all.unexplained_windows, cause, sizeof(cause))) {
+		snprintf(buf, sizeof(buf), "Likely cause of the unexplained windows: %s", cause);
+		text(f, LEFT, TIME_TOP + TIME_H + 64 + 18 * (double)line++, "start",
+		     "font-size=\"12\" font-weight=\"bold\"", buf);
+	}
+
+	for (size_t i = 0, shown = 0; i < d->n_scans && shown < 4; i++) {
 		const struct scan *s = &d->scans[i];
 
 		if (!s->chosen)
 			continue;
-		snprintf(buf, sizeof(buf), "scan %s on %s: %s%s%s", s->id,
+		snprintf(buf, sizeof(buf), "scan %s on %s: %s%s%s%s%s", s->id,
 			 s->hostname[0] ? s->hostname : "?",
 			 s->has_summary ? s->status : "NO SUMMARY (crash or power loss?)",
 			 s->has_summary && s->kernel[0] ? ", kernel " : "",
-			 s->has_summary ? s->kernel : "");
+			 s->has_summary ? s->kernel : "",
+			 s->hypervisor[0] ? ", hypervisor " : "", s->hypervisor);
+		if (s->clocksource[0])
+			snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf),
+				 ", clocksource %s, TSC stable %s", s->clocksource,
+				 s->tsc_stable[0] ? s->tsc_stable : "not recorded");
 		text(f, LEFT, TIME_TOP + TIME_H + 64 + 18 * (double)line++, "start",
 		     s->has_summary ? "font-size=\"12\"" :
 				      "font-size=\"12\" fill=\"" C_OVER "\"", buf);
-	}
-	if (n_scans > line) {
-		snprintf(buf, sizeof(buf), "... and %zu more scans", n_scans - line);
-		text(f, LEFT, TIME_TOP + TIME_H + 64 + 18 * (double)line, "start",
-		     "font-size=\"12\"", buf);
+		shown++;
+		if (shown == 4 && n_scans > 4) {
+			snprintf(buf, sizeof(buf), "... and %zu more scans", n_scans - 4);
+			text(f, LEFT, TIME_TOP + TIME_H + 64 + 18 * (double)line, "start",
+			     "font-size=\"12\"", buf);
+		}
 	}
 	fputs("</svg>\n", f);
 	return 0;
