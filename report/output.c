@@ -206,7 +206,7 @@ static void print_attribution(const struct stats *st, const struct attribution *
 		print_string("smi_method", NULL, a->smi_method);
 	else
 		print_null("smi_method", NULL);
-	if (a->scans_known == 0)
+	if (a->scans_unavailable > 0)
 		print_string("smi_unavailable_reason", NULL, a->smi_reason);
 	else
 		print_null("smi_unavailable_reason", NULL);
