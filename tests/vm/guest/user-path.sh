@@ -146,12 +146,15 @@ path, scan = sys.argv[1], sys.argv[2]
 want = dict(a.split("=", 1) for a in sys.argv[3:])
 SAMPLE, SUMMARY = "18debb1199484fcc965913f03f96d36e", "4ffb84af0b5d43dab64f8c6cd40251d6"
 num = ["HWLAT_SEQ", "HWLAT_CPU", "HWLAT_INNER_NS", "HWLAT_OUTER_NS", "HWLAT_LATENCY_NS",
-       "HWLAT_COUNT", "HWLAT_NMI_COUNT", "HWLAT_NMI_NS", "HWLAT_SMI_COUNT",
+       "HWLAT_COUNT", "HWLAT_NMI_COUNT", "HWLAT_NMI_NS",
        "HWLAT_TIMESTAMP_NS", "HWLAT_THRESHOLD_NS"]
+# A number, or "unavailable" where SMIs cannot be counted (never 0 for that).
+maybe = ["HWLAT_SMI_COUNT", "HWLAT_SMI_NS"]
 snum = ["HWLAT_THRESHOLD_NS", "HWLAT_WIDTH_NS", "HWLAT_WINDOW_NS", "HWLAT_HARDLIMIT_NS",
         "HWLAT_START_NS", "HWLAT_DURATION_NS", "HWLAT_SAMPLES", "HWLAT_MAX_NS",
-        "HWLAT_DROPPED", "HWLAT_SMI_TOTAL", "HWLAT_NMI_TOTAL", "HWLAT_FLOOR_NS"]
-stext = ["HWLAT_STATUS", "HWLAT_MODE", "HWLAT_CPUS", "HWLAT_KERNEL", "HWLAT_CPU_MODEL", "HWLAT_CLOCK"]
+        "HWLAT_DROPPED", "HWLAT_NMI_TOTAL", "HWLAT_FLOOR_NS"]
+stext = ["HWLAT_STATUS", "HWLAT_MODE", "HWLAT_CPUS", "HWLAT_KERNEL", "HWLAT_CPU_MODEL", "HWLAT_CLOCK",
+         "HWLAT_SMI_METHOD", "HWLAT_HYPERVISOR", "HWLAT_CLOCKSOURCE", "HWLAT_TSC_STABLE"]
 if not re.fullmatch(r"[0-9a-f]{32}", scan):
     sys.exit("no scan id (HWLAT_SCAN_ID / InvocationID): %r" % scan)
 entries = [json.loads(l) for l in open(path) if l.strip()]
@@ -163,6 +166,9 @@ for e in entries:
         for f in num:
             if not re.fullmatch(r"[0-9]+", str(e.get(f, ""))):
                 bad.append("sample %s: %s=%r" % (e.get("HWLAT_SEQ"), f, e.get(f)))
+        for f in maybe:
+            if not re.fullmatch(r"[0-9]+|unavailable", str(e.get(f, ""))):
+                bad.append("sample %s: %s=%r" % (e.get("HWLAT_SEQ"), f, e.get(f)))
         if e.get("HWLAT_LATENCY_NS", "").isdigit() and int(e["HWLAT_LATENCY_NS"]) != max(
                 int(e.get("HWLAT_INNER_NS", 0)), int(e.get("HWLAT_OUTER_NS", 0))):
             bad.append("sample %s: latency != max(inner, outer)" % e.get("HWLAT_SEQ"))
@@ -171,6 +177,11 @@ for e in entries:
         for f in snum:
             if not re.fullmatch(r"[0-9]+", str(e.get(f, ""))):
                 bad.append("summary: %s=%r" % (f, e.get(f)))
+        smi = str(e.get("HWLAT_SMI_TOTAL", ""))
+        if not re.fullmatch(r"[0-9]+", smi) and not (
+                smi == "unavailable" and e.get("HWLAT_SMI_UNAVAILABLE")):
+            bad.append("summary: HWLAT_SMI_TOTAL=%r (HWLAT_SMI_UNAVAILABLE=%r)"
+                       % (smi, e.get("HWLAT_SMI_UNAVAILABLE")))
         for f in stext:
             if f not in e:
                 bad.append("summary: %s missing" % f)
@@ -215,6 +226,10 @@ print("summary: status %s, samples %s, seq %s..%s, %d missing, dropped %s, max %
       % (s.get("HWLAT_STATUS"), s.get("HWLAT_SAMPLES"), seqs[0] if seqs else "-", seqs[-1] if seqs else "-",
          len(missing), s.get("HWLAT_DROPPED"), s.get("HWLAT_MAX_NS"), dur / 1e9, s.get("HWLAT_FLOOR_NS"),
          s.get("HWLAT_CLOCK")))
+print("summary: SMIs %s (%s%s), hypervisor %s, clocksource %s, TSC stable %s"
+      % (s.get("HWLAT_SMI_TOTAL"), s.get("HWLAT_SMI_METHOD"),
+         ", " + s["HWLAT_SMI_UNAVAILABLE"] if s.get("HWLAT_SMI_UNAVAILABLE") else "",
+         s.get("HWLAT_HYPERVISOR"), s.get("HWLAT_CLOCKSOURCE"), s.get("HWLAT_TSC_STABLE")))
 if bad:
     print("\n".join(bad[:20]))
     sys.exit(1)
