@@ -111,7 +111,7 @@ int stream_parse_line(const char *line, hwlat_sample *ret)
 		r = parse_u64(f[F_NMI_NS], &s.nmi_ns);
 	if (r >= 0)
 		r = parse_maybe(f[F_SMI_COUNT], &s.smi_count_known, &s.smi_count);
-	/* The 10-field line of a module built before smi_ns existed. */
+	/* The line of a module built before smi_ns existed ends at smi_count. */
 	if (r >= 0 && n == N_FIELDS)
 		r = parse_maybe(f[F_SMI_NS], &s.smi_ns_known, &s.smi_ns);
 	if (r < 0)

@@ -32,8 +32,9 @@ static inline uint64_t hwlat_sample_latency_ns(const hwlat_sample *s)
 }
 
 /*
- * Parses one line without its trailing newline: the 11-field line, or the
- * old 10-field one without smi_ns (then unavailable); smi_count and smi_ns
+ * Parses one line without its trailing newline: the line with smi_ns (10
+ * space-separated fields; "11 fields" when sec and nsec count as two), or
+ * the old one without smi_ns (then unavailable); smi_count and smi_ns
  * may be "-" (unavailable). Returns 0, or -EINVAL (wrong number of fields,
  * not decimal, nsec not 9 digits, seq 0) or -ERANGE.
  */

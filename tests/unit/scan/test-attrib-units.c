@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Unit tests of hwlat-scan's SMI and platform parts (issue 12), TAP output.
- * Proves that: the 11-field stream line and the old 10-field one parse,
+ * Proves that: the stream line with smi_ns and the old one without parse,
  * "-" is unavailable (never 0) and nothing else may be "-"; unavailable
  * counts become the word "unavailable" in the journal; the module's `smi`
  * file decides availability (an absent file, an old module, too); the
@@ -71,7 +71,7 @@ static bool field_is(const journal_entry *e, const char *name, const char *want)
 static void test_stream_lines(void)
 {
 	static const char *const bad[] = {
-		/* 9 and 12 fields */
+		/* 8 and 11 space-separated fields (valid: 9 and 10) */
 		"1 0 1700000000.000000001 212400 1000 1 0 0",
 		"1 0 1700000000.000000001 212400 1000 1 0 0 1 5 6",
 		/* "-" only for smi_count and smi_ns */
@@ -94,11 +94,11 @@ static void test_stream_lines(void)
 	ok(r == 0 && s.seq == 17 && s.cpu == 3 && s.inner_ns == 212400 && s.count == 2 &&
 		   s.nmi_count == 1 && s.nmi_ns == 5000 && s.smi_count_known && s.smi_count == 3 &&
 		   s.smi_ns_known && s.smi_ns == 210000,
-	   "11-field line: smi_count 3, smi_ns 210000 (r=%d)", r);
+	   "line with smi_ns: smi_count 3, smi_ns 210000 (r=%d)", r);
 
 	r = stream_parse_line("17 3 1700000000.000000001 212400 1000 2 1 5000 3", &s);
 	ok(r == 0 && s.smi_count_known && s.smi_count == 3 && !s.smi_ns_known && s.smi_ns == 0,
-	   "10-field line (old module): smi_count 3, smi_ns unavailable (r=%d)", r);
+	   "old line without smi_ns: smi_count 3, smi_ns unavailable (r=%d)", r);
 
 	r = stream_parse_line("18 1 1700000000.000000002 30000 0 1 0 0 - -", &s);
 	ok(r == 0 && s.seq == 18 && !s.smi_count_known && !s.smi_ns_known &&
@@ -107,7 +107,7 @@ static void test_stream_lines(void)
 
 	r = stream_parse_line("19 1 1700000000.000000002 30000 0 1 0 0 -", &s);
 	ok(r == 0 && !s.smi_count_known && !s.smi_ns_known,
-	   "10-field line with \"-\": both unavailable (r=%d)", r);
+	   "old line with \"-\": both unavailable (r=%d)", r);
 
 	r = stream_parse_line("20 0 1700000000.000000002 30000 0 1 0 0 0 0", &s);
 	ok(r == 0 && s.smi_count_known && s.smi_count == 0 && s.smi_ns_known && s.smi_ns == 0,

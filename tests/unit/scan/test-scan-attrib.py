@@ -3,8 +3,8 @@
 """Issue 12, user-space side: runs hwlat-scan against the fake detector of
 test-scan.py (this script playing the module) and proves that:
 
-- 11-field stream lines carry smi_count and smi_ns into the journal, the
-  old 10-field line gives HWLAT_SMI_NS=unavailable, and "-" is the word
+- stream lines with smi_ns carry smi_count and smi_ns into the journal, the
+  old line without smi_ns gives HWLAT_SMI_NS=unavailable, and "-" is the word
   "unavailable", never 0;
 - the debugfs `smi` file decides availability: "unavailable: <reason>"
   makes every sample and the summary unavailable with that reason, and a
@@ -42,7 +42,8 @@ SAMPLE_ID, SUMMARY_ID = fake.SAMPLE_ID, fake.SUMMARY_ID
 ok = fake.ok
 
 
-def line11(seq, cpu, inner, smi, smi_ns, nmi=0, nmi_ns=0):
+def new_line(seq, cpu, inner, smi, smi_ns, nmi=0, nmi_ns=0):
+    """A stream line with smi_ns (the contract's "11 fields": sec and nsec count as two)."""
     return f"{seq} {cpu} 1700000000.{seq:09d} {inner} 0 1 {nmi} {nmi_ns} {smi} {smi_ns}\n"
 
 
@@ -79,8 +80,8 @@ def fields(entry, *names):
 def test_unavailable_end_to_end(tmp):
     """The module cannot count: "-" everywhere, the reason in the summary,
     and hwlat-report says so in text, JSON and SVG."""
-    lines = [line11(1, 0, 30000, "-", "-"), line11(2, 1, 45000, "-", "-", nmi=1, nmi_ns=45000),
-             line11(3, 0, 20000, "-", "-")]
+    lines = [new_line(1, 0, 30000, "-", "-"), new_line(2, 1, 45000, "-", "-", nmi=1, nmi_ns=45000),
+             new_line(3, 0, 20000, "-", "-")]
     r, samples, sm, jfile = scan(tmp, lines, smi="unavailable: not an Intel CPU\n")
     ok(r.returncode == 0, f"scan completed (exit {r.returncode})", r.stderr)
     ok([fields(s, "HWLAT_SMI_COUNT", "HWLAT_SMI_NS") for s in samples]
@@ -122,7 +123,7 @@ def test_unavailable_end_to_end(tmp):
 
 
 def test_old_module(tmp):
-    """A module without `smi` writing the old 10-field line with 0."""
+    """A module without `smi` writing the old line (no smi_ns) with 0."""
     lines = [fake.line(1, 0, 1700000000, 1, 30000, 0, 1, 0, 0, 0),
              fake.line(2, 1, 1700000000, 2, 30000, 0, 1, 0, 0, 3)]
     r, samples, sm, _ = scan(tmp, lines, smi=None)
@@ -138,25 +139,25 @@ def test_old_module(tmp):
 
 
 def test_ten_field_line(tmp):
-    """A module with `smi` but the 10-field line: smi_ns unavailable."""
+    """A module with `smi` but the old line: smi_ns unavailable."""
     lines = [fake.line(1, 0, 1700000000, 1, 30000, 0, 1, 0, 0, 2)]
     r, samples, sm, _ = scan(tmp, lines)
     ok(r.returncode == 0 and samples
        and fields(samples[0], "HWLAT_SMI_COUNT", "HWLAT_SMI_NS")
        == {"HWLAT_SMI_COUNT": "2", "HWLAT_SMI_NS": "unavailable"}
        and sm.get("HWLAT_SMI_TOTAL") == "2",
-       "10-field line: HWLAT_SMI_COUNT=2, HWLAT_SMI_NS=unavailable, total 2",
+       "line without smi_ns: HWLAT_SMI_COUNT=2, HWLAT_SMI_NS=unavailable, total 2",
        (samples, sm))
 
 
 def test_per_cpu_broadcast(tmp):
     """per-cpu mode: 5 broadcast SMIs raise both CPUs' counters: total 5."""
-    lines = [line11(1, 0, 90000, 2, 90000), line11(2, 1, 91000, 2, 91000),
-             line11(3, 0, 95000, 3, 95000), line11(4, 1, 94000, 3, 94000)]
+    lines = [new_line(1, 0, 90000, 2, 90000), new_line(2, 1, 91000, 2, 91000),
+             new_line(3, 0, 95000, 3, 95000), new_line(4, 1, 94000, 3, 94000)]
     r, samples, sm, _ = scan(tmp, lines, args=["--mode", "per-cpu"])
     ok([fields(s, "HWLAT_SMI_COUNT", "HWLAT_SMI_NS") for s in samples][:1]
        == [{"HWLAT_SMI_COUNT": "2", "HWLAT_SMI_NS": "90000"}],
-       "11-field line: HWLAT_SMI_COUNT=2, HWLAT_SMI_NS=90000",
+       "line with smi_ns: HWLAT_SMI_COUNT=2, HWLAT_SMI_NS=90000",
        [fields(s, "HWLAT_SMI_COUNT", "HWLAT_SMI_NS") for s in samples])
     want = {"HWLAT_MODE": "per-cpu", "HWLAT_SMI_TOTAL": "5", "HWLAT_SMI_METHOD": "max-per-cpu",
             "HWLAT_SMI_UNAVAILABLE": None}
@@ -167,8 +168,8 @@ def test_per_cpu_broadcast(tmp):
 
 
 def test_round_robin_sum(tmp):
-    lines = [line11(1, 0, 90000, 2, 90000), line11(2, 1, 91000, 3, 91000),
-             line11(3, 0, 15000, 0, 0, nmi=1, nmi_ns=15000)]
+    lines = [new_line(1, 0, 90000, 2, 90000), new_line(2, 1, 91000, 3, 91000),
+             new_line(3, 0, 15000, 0, 0, nmi=1, nmi_ns=15000)]
     r, samples, sm, _ = scan(tmp, lines, args=["--mode", "round-robin"])
     want = {"HWLAT_SMI_TOTAL": "5", "HWLAT_SMI_METHOD": "sum"}
     ok(fields(sm, *want) == want, "round-robin, 2 + 3 SMIs: total 5 (sum)", fields(sm, *want))
@@ -200,7 +201,7 @@ def test_platform(tmp):
     put(root, cs + "available_clocksource", "kvm-clock tsc hpet acpi_pm\n")
     sub = os.path.join(tmp, "a")
     os.mkdir(sub)
-    r, _, sm, _ = scan(sub, [line11(1, 0, 30000, 0, 0)], platform_root=root,
+    r, _, sm, _ = scan(sub, [new_line(1, 0, 30000, 0, 0)], platform_root=root,
                        cpus_excluded="2-3\n")
     want = {"HWLAT_CPU_MODEL": "Fake Xeon @ 2.0GHz", "HWLAT_CLOCKSOURCE": "kvm-clock",
             "HWLAT_TSC_STABLE": "yes", "HWLAT_CPUS_EXCLUDED": "2-3"}
@@ -219,7 +220,7 @@ def test_platform(tmp):
     put(root, cs + "available_clocksource", "kvm-clock hpet acpi_pm\n")
     sub = os.path.join(tmp, "b")
     os.mkdir(sub)
-    r, _, sm, _ = scan(sub, [line11(1, 0, 30000, 0, 0)], platform_root=root,
+    r, _, sm, _ = scan(sub, [new_line(1, 0, 30000, 0, 0)], platform_root=root,
                        args=["--cpus", "0"], cpus_excluded="2-3\n")
     ok(sm.get("HWLAT_TSC_STABLE") == "no" and "HWLAT_CPUS_EXCLUDED" not in sm,
        "TSC not an available clocksource: 'no'; --cpus given: no HWLAT_CPUS_EXCLUDED",
@@ -227,7 +228,7 @@ def test_platform(tmp):
 
     sub = os.path.join(tmp, "c")
     os.mkdir(sub)
-    r, _, sm, _ = scan(sub, [line11(1, 0, 30000, 0, 0)],
+    r, _, sm, _ = scan(sub, [new_line(1, 0, 30000, 0, 0)],
                        platform_root=os.path.join(tmp, "nothing"), cpus_excluded="\n")
     want = {"HWLAT_CLOCKSOURCE": "unknown", "HWLAT_TSC_STABLE": "unknown",
             "HWLAT_CPU_MODEL": "unknown", "HWLAT_CPUS_EXCLUDED": ""}
@@ -236,7 +237,7 @@ def test_platform(tmp):
 
     sub = os.path.join(tmp, "d")
     os.mkdir(sub)
-    r, _, sm, _ = scan(sub, [line11(1, 0, 30000, 0, 0)], cpus_excluded="banana\n")
+    r, _, sm, _ = scan(sub, [new_line(1, 0, 30000, 0, 0)], cpus_excluded="banana\n")
     ok(r.returncode == 0 and "HWLAT_CPUS_EXCLUDED" not in sm
        and "cpus_excluded: expected a cpulist, read 'banana'" in r.stderr,
        "malformed cpus_excluded: named in a message, not recorded", r.stderr)
