@@ -114,3 +114,20 @@ static inline void fclosep(FILE **f)
 }
 
 #define _cleanup_fclose_ __attribute__((cleanup(fclosep)))
+
+/* lib/stats.c counts windows of either tool; this adds a report sample. */
+static inline int stats_add(struct stats *s, const struct hwlat_sample *x,
+			    uint64_t hardlimit_ns)
+{
+	const struct stats_window w = {
+		.latency_ns = x->latency_ns,
+		.count = x->count,
+		.nmi_count = x->nmi_count,
+		.smi_count_known = x->smi_count_known,
+		.smi_count = x->smi_count,
+		.smi_ns_known = x->smi_ns_known,
+		.smi_ns = x->smi_ns,
+	};
+
+	return stats_add_window(s, &w, hardlimit_ns);
+}

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Proves the streaming statistics of hwlat-report (report/stats.c,
+ * Proves the streaming statistics of hwlat-report (lib/stats.c,
  * report/timeline.c) against exact computation: percentiles within 1/256
  * relative error (the method's bound, well inside the 1 % promised) for
  * several distributions including values below 128 ns and up to 100 s; exact

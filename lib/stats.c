@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report.h"
 #include "stats.h"
 
 void stats_init(struct stats *s, uint64_t bucket_ns, size_t entries)
@@ -79,8 +78,8 @@ static int linear_add(struct stats *s, uint64_t v)
 	return 0;
 }
 
-int stats_add(struct stats *s, const struct hwlat_sample *x,
-	      uint64_t hardlimit_ns)
+int stats_add_window(struct stats *s, const struct stats_window *x,
+		     uint64_t hardlimit_ns)
 {
 	uint64_t v = x->latency_ns;
 	unsigned sub, row = row_of(v, &sub);
@@ -107,7 +106,8 @@ int stats_add(struct stats *s, const struct hwlat_sample *x,
 		s->over_threshold++;
 	if (hardlimit_ns > 0 && v > hardlimit_ns)
 		s->over_hardlimit++;
-	if (sample_has_smi(x))
+	/* A window that took an SMI: only a known, non-zero count says so. */
+	if (x->smi_count_known && x->smi_count > 0)
 		s->smi_windows++;
 	else if (x->nmi_count > 0)
 		s->nmi_windows++;

@@ -26,7 +26,18 @@
 #define STATS_LINEAR_MAX 100000
 #define STATS_LINEAR_DEFAULT 100
 
-struct hwlat_sample;
+/* What the statistics need of one reported window. hwlat-report and
+ * hwlat-scan each fill it from their own sample type. */
+struct stats_window {
+	uint64_t latency_ns;
+	uint64_t count;     /* HWLAT_COUNT: windows over the threshold */
+	uint64_t nmi_count;
+	/* Unavailable SMI figures are never 0: they are counted apart. */
+	bool smi_count_known;
+	uint64_t smi_count;
+	bool smi_ns_known;
+	uint64_t smi_ns;
+};
 
 struct stats {
 	uint64_t n;
@@ -51,7 +62,8 @@ struct stats {
 void stats_init(struct stats *s, uint64_t bucket_ns, size_t entries);
 void stats_done(struct stats *s);
 /* Returns -ENOMEM when a histogram row cannot be allocated. */
-int stats_add(struct stats *s, const struct hwlat_sample *x, uint64_t hardlimit_ns);
+int stats_add_window(struct stats *s, const struct stats_window *x,
+		     uint64_t hardlimit_ns);
 /* p in [0, 100]; returns 0 when empty. */
 uint64_t stats_percentile(const struct stats *s, double p);
 uint64_t stats_mean(const struct stats *s);
