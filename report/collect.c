@@ -155,6 +155,8 @@ int collect_sample(const struct hwlat_sample *x, void *userdata)
 		memcpy(s->hostname, x->hostname, sizeof(s->hostname));
 	}
 	s->seen++;
+	if (x->latency_ns > s->seen_max_ns)
+		s->seen_max_ns = x->latency_ns;
 	if (x->seq > s->max_seq)
 		s->max_seq = x->seq;
 	if (x->threshold_ns > 0)
@@ -214,6 +216,7 @@ int collect_summary(const struct scan *sum, void *userdata)
 	*s = *sum;
 	s->seen = keep.seen;
 	s->max_seq = keep.max_seq;
+	s->seen_max_ns = keep.seen_max_ns;
 	s->sample_threshold_ns = keep.sample_threshold_ns;
 	s->first_ns = keep.first_ns;
 	s->last_ns = keep.last_ns;

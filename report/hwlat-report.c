@@ -2,8 +2,9 @@
 /*
  * hwlat-report: reports the hardware latency samples hwlat-scan wrote to the
  * journal. Exit status: 0 report printed, 1 --hardlimit exceeded, 2 usage
- * error, 3 no hwlat entries match the selection, 4 the journal could not be
- * read or the output not written.
+ * error, 3 no hwlat entries match the selection (or it holds no data for
+ * --fail-if), 4 the journal could not be read or the output not written,
+ * 6 a --fail-if condition holds.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -15,8 +16,11 @@
 
 #include <systemd/sd-journal.h>
 
+#include "boots.h"
 #include "collect.h"
 #include "csv.h"
+#include "gates.h"
+#include "list-scans.h"
 #include "output.h"
 #include "print.h"
 #include "select.h"
@@ -27,6 +31,7 @@
 #define EXIT_USAGE 2
 #define EXIT_NO_MATCH 3
 #define EXIT_ERROR 4
+#define EXIT_FAIL_IF 6
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"
@@ -45,27 +50,38 @@ static void help(void)
 	       "Selection (default: the newest scan):\n"
 	       "      --scan=ID           the scan with this ID (HWLAT_SCAN_ID)\n"
 	       "  -a, --all               every scan\n"
-	       "  -b, --boot[=ID]         scans of this boot (default: the newest boot)\n"
+	       "  -b, --boot[=ID|OFFSET]  scans of this boot (default: the newest boot);\n"
+	       "                          0 newest, -1 the one before, 1 the oldest\n"
 	       "  -S, --since=TIME        samples at or after TIME (implies all scans)\n"
 	       "  -U, --until=TIME        samples at or before TIME (implies all scans)\n"
 	       "  -c, --cpu=LIST          samples of these CPUs (\"0-3,6\")\n"
 	       "      --by=KEY            group statistics by cpu, scan, boot or host\n"
+	       "      --list-scans        list the scans (id, host, boot, start, duration,\n"
+	       "                          status, max), one per line\n"
 	       "Output:\n"
 	       "  -H, --histogram         print histograms\n"
 	       "      --bucket-size=SPAN  linear buckets of SPAN (default unit us)\n"
-	       "                          instead of log2 buckets\n"
+	       "                          instead of log2 buckets (implies -H)\n"
 	       "      --entries=N         at most N linear buckets (default 100), then\n"
-	       "                          one overflow bucket\n"
+	       "                          one overflow bucket (needs --bucket-size)\n"
+	       "      --percentiles=LIST  the percentiles to print (default 50,90,99,99.9)\n"
 	       "  -j, --json              one JSON document\n"
 	       "      --csv               the raw samples as CSV\n"
 	       "      --svg=FILE          also write an SVG with histogram and timeline\n"
 	       "      --hardlimit=SPAN    fail (exit 1) when a latency exceeds SPAN\n"
 	       "                          (default unit us)\n"
+	       "      --fail-if=COND      fail (exit 6) when COND holds, e.g. 'p99>20us',\n"
+	       "                          'smi>0' (repeatable; FACT: max, pN, smi,\n"
+	       "                          smi-rate, nmi, unexplained, dropped, samples)\n"
+	       "      --color[=WHEN]      colour the histogram: auto, always or never\n"
+	       "      --utc               show and read times in UTC\n"
 	       "  -h, --help              this help\n"
 	       "      --version           the version\n\n"
-	       "TIME: \"YYYY-MM-DD[ HH:MM[:SS]]\", today, yesterday, now, -1h, -30min, @EPOCH.\n"
+	       "TIME: \"YYYY-MM-DD[ HH:MM[:SS]]\", today, yesterday, now, \"1h ago\", -30min,\n"
+	       "+2h, @EPOCH.\n"
 	       "Exit status: 0 ok, 1 hardlimit exceeded, 2 usage error, 3 no hwlat\n"
-	       "entries match, 4 journal or output error. See hwlat-report(1).\n");
+	       "entries match (or no data for --fail-if), 4 journal or output error,\n"
+	       "6 a --fail-if condition holds. See hwlat-report(1).\n");
 }
 
 static int usage_error(const char *fmt, const char *arg, const char *why)
@@ -81,10 +97,13 @@ static int usage_error(const char *fmt, const char *arg, const char *why)
 	return -EINVAL;
 }
 
-static const char *when_error(int r)
+static const char *when_error(int r, const char *why)
 {
+	if (why[0])
+		return why;
 	return r == -ERANGE ? "out of range (before 1970 or too far ahead)" :
-			      "expected YYYY-MM-DD[ HH:MM[:SS]], today, yesterday, now, -1h, @EPOCH";
+			      "expected YYYY-MM-DD[ HH:MM[:SS]], today, yesterday, now, "
+			      "\"1h ago\", -30min, @EPOCH";
 }
 
 static uint64_t now_ns(void)
@@ -105,7 +124,80 @@ enum {
 	ARG_SVG,
 	ARG_HARDLIMIT,
 	ARG_VERSION,
+	ARG_FAIL_IF,
+	ARG_PERCENTILES,
+	ARG_COLOR,
+	ARG_UTC,
+	ARG_LIST_SCANS,
 };
+
+/* "50,99,99.99": 1 to REPORT_PERCENTILES_MAX values from 0 to 100, printed
+ * in the order given. */
+static int parse_percentile_list(const char *arg, struct options *o)
+{
+	char buf[256], *rest = buf, *part;
+	size_t n = 0;
+
+	if (strlen(arg) >= sizeof(buf))
+		return usage_error("invalid --percentiles '%s'", arg, "too long");
+	strcpy(buf, arg);
+	do {
+		double p;
+		int r;
+
+		part = rest;
+		rest = strchr(rest, ',');
+		if (rest)
+			*rest++ = '\0';
+		if (n == REPORT_PERCENTILES_MAX)
+			return usage_error("invalid --percentiles '%s'", arg,
+					   "at most 16 percentiles");
+		r = parse_percentile(strip(part), &p);
+		if (r < 0) {
+			char why[128];
+
+			snprintf(why, sizeof(why), r == -ERANGE ?
+				 "'%s' is above 100" :
+				 "'%s' is not a percentile from 0 to 100 (at most 6 decimals)",
+				 part);
+			return usage_error("invalid --percentiles '%s'", arg, why);
+		}
+		o->percentiles[n++] = p;
+	} while (rest);
+	o->n_percentiles = n;
+	return 0;
+}
+
+/* "-1", "+2", "0", "3": a boot offset as journalctl takes it. */
+static bool parse_boot_offset(const char *s, int64_t *ret)
+{
+	const char *p = s + (s[0] == '-' || s[0] == '+');
+	uint64_t v;
+
+	if (parse_u64(p, &v) < 0 || v > INT32_MAX)
+		return false;
+	*ret = s[0] == '-' ? -(int64_t)v : (int64_t)v;
+	return true;
+}
+
+static int parse_boot(const char *arg, struct options *o)
+{
+	o->have_boot = true;
+	o->boot_id[0] = '\0';
+	o->have_boot_offset = false;
+	if (!arg)
+		return 0;
+	if (parse_boot_offset(arg, &o->boot_offset)) {
+		/* 0 (the newest boot) is what --boot alone means. */
+		o->have_boot_offset = o->boot_offset != 0;
+		return 0;
+	}
+	if (normalize_id128(arg, o->boot_id) < 0)
+		return usage_error("invalid --boot '%s'", arg,
+				   "expected a 32-hex-digit boot ID or an offset "
+				   "(0 newest, -1 the one before, 1 the oldest)");
+	return 0;
+}
 
 /* Returns 1 to go on, 0 to exit successfully (--help), -EINVAL on misuse. */
 static int parse_args(int argc, char **argv, struct options *o)
@@ -129,10 +221,19 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "hardlimit", required_argument, NULL, ARG_HARDLIMIT },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, ARG_VERSION },
+		{ "fail-if", required_argument, NULL, ARG_FAIL_IF },
+		{ "percentiles", required_argument, NULL, ARG_PERCENTILES },
+		{ "color", optional_argument, NULL, ARG_COLOR },
+		{ "utc", no_argument, NULL, ARG_UTC },
+		{ "list-scans", no_argument, NULL, ARG_LIST_SCANS },
 		{}
 	};
+	static const double default_percentiles[] = { 50, 90, 99, 99.9 };
+	const char *color = "auto", *by_arg = NULL;
 	uint64_t now = now_ns();
-	bool json = false, csv = false;
+	bool json = false, csv = false, utc = false, bucket = false, entries = false;
+	bool percentiles = false;
+	char why[256];
 	int c, r;
 
 	opterr = 0;
@@ -162,31 +263,28 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case 'a':
 			o->all = true;
 			break;
-		case 'b':
-			o->have_boot = true;
-			o->boot_id[0] = '\0';
-			/* "--boot ID" as well as "--boot=ID", like journalctl. */
-			if (!optarg && optind < argc && strcmp(argv[optind], "0") == 0)
-				optind++;
-			else if (!optarg && optind < argc && argv[optind][0] != '-' &&
-				 normalize_id128(argv[optind], o->boot_id) == 0)
-				optind++;
-			else if (optarg && strcmp(optarg, "0") != 0 &&
-				 normalize_id128(optarg, o->boot_id) < 0)
-				return usage_error("invalid --boot '%s'", optarg,
-						   "expected a 32-hex-digit boot ID or 0 (newest)");
-			break;
-		case 'S':
-			r = parse_when(optarg, now, &o->since_ns);
+		case 'b': {
+			const char *arg = optarg;
+			int64_t offset;
+			char id[ID128_LEN + 1];
+
+			/* "--boot ID" and "--boot -1" as well as "--boot=ID", like
+			 * journalctl. */
+			if (!arg && optind < argc &&
+			    (parse_boot_offset(argv[optind], &offset) ||
+			     (argv[optind][0] != '-' && normalize_id128(argv[optind], id) == 0)))
+				arg = argv[optind++];
+			r = parse_boot(arg, o);
 			if (r < 0)
-				return usage_error("invalid --since '%s'", optarg, when_error(r));
+				return r;
+			break;
+		}
+		case 'S':
+			/* Read after every option: --utc changes what it means. */
 			o->have_since = true;
 			o->since_arg = optarg;
 			break;
 		case 'U':
-			r = parse_when(optarg, now, &o->until_ns);
-			if (r < 0)
-				return usage_error("invalid --until '%s'", optarg, when_error(r));
 			o->have_until = true;
 			o->until_arg = optarg;
 			break;
@@ -200,6 +298,12 @@ static int parse_args(int argc, char **argv, struct options *o)
 			o->cpus_arg = optarg;
 			break;
 		case ARG_BY:
+			if (by_arg) {
+				snprintf(why, sizeof(why), "--by given twice ('%s' and '%s'): "
+					 "statistics are grouped one way", by_arg, optarg);
+				return usage_error("%s", why, NULL);
+			}
+			by_arg = optarg;
 			if (strcmp(optarg, "cpu") == 0)
 				o->by = GROUP_CPU;
 			else if (strcmp(optarg, "scan") == 0)
@@ -220,6 +324,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 			if (r < 0 || o->bucket_ns == 0 || o->bucket_ns > MAX_BUCKET_NS)
 				return usage_error("invalid --bucket-size '%s'", optarg,
 						   "expected a time span from 1ns to 1000s, e.g. 10us");
+			bucket = true;
 			break;
 		case ARG_ENTRIES: {
 			uint64_t v;
@@ -228,6 +333,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 				return usage_error("invalid --entries '%s'", optarg,
 						   "expected a number of buckets from 1 to 100000");
 			o->entries = (size_t)v;
+			entries = true;
 			break;
 		}
 		case 'j':
@@ -248,6 +354,30 @@ static int parse_args(int argc, char **argv, struct options *o)
 						   "expected a positive time span, e.g. 100us or 2ms");
 			o->have_hardlimit = true;
 			break;
+		case ARG_FAIL_IF:
+			r = gate_parse(optarg, &o->gates, why, sizeof(why));
+			if (r < 0)
+				return usage_error("invalid --fail-if '%s'", optarg, why);
+			break;
+		case ARG_PERCENTILES:
+			r = parse_percentile_list(optarg, o);
+			if (r < 0)
+				return r;
+			percentiles = true;
+			break;
+		case ARG_COLOR:
+			color = optarg ? optarg : "always";
+			if (strcmp(color, "auto") != 0 && strcmp(color, "always") != 0 &&
+			    strcmp(color, "never") != 0)
+				return usage_error("invalid --color '%s'", color,
+						   "expected auto, always or never");
+			break;
+		case ARG_UTC:
+			utc = true;
+			break;
+		case ARG_LIST_SCANS:
+			o->list_scans = true;
+			break;
 		case 'h':
 			help();
 			return 0;
@@ -262,23 +392,57 @@ static int parse_args(int argc, char **argv, struct options *o)
 	}
 	if (optind < argc)
 		return usage_error("unexpected argument '%s'", argv[optind], NULL);
+	/* Every time is read and shown in UTC from here on. */
+	if (utc && (setenv("TZ", "UTC", 1) < 0 || (tzset(), false)))
+		return -errno;
+	if (o->have_since) {
+		r = parse_when(o->since_arg, now, &o->since_ns, why, sizeof(why));
+		if (r < 0)
+			return usage_error("invalid --since '%s'", o->since_arg, when_error(r, why));
+	}
+	if (o->have_until) {
+		r = parse_when(o->until_arg, now, &o->until_ns, why, sizeof(why));
+		if (r < 0)
+			return usage_error("invalid --until '%s'", o->until_arg, when_error(r, why));
+	}
+	if (entries && !bucket)
+		return usage_error("%s", "--entries counts linear buckets: it needs --bucket-size",
+				   NULL);
+	if (!percentiles) {
+		memcpy(o->percentiles, default_percentiles, sizeof(default_percentiles));
+		o->n_percentiles = sizeof(default_percentiles) / sizeof(default_percentiles[0]);
+	}
 	if (o->directory && o->n_files > 0)
 		return usage_error("%s", "--directory and --file exclude each other", NULL);
 	if (o->have_scan && o->all)
 		return usage_error("%s", "--scan and --all exclude each other", NULL);
 	if (json && csv)
 		return usage_error("%s", "--json and --csv exclude each other", NULL);
-	if (csv && (o->histogram || o->svg_path || o->have_hardlimit || o->by != GROUP_NONE))
+	if (csv && (o->histogram || bucket || o->svg_path || o->have_hardlimit ||
+		    o->by != GROUP_NONE || o->gates.n > 0 || percentiles))
 		return usage_error("%s", "--csv prints raw samples only; it takes no "
-				   "--histogram, --svg, --hardlimit or --by", NULL);
+				   "--histogram, --bucket-size, --svg, --hardlimit, --fail-if, "
+				   "--percentiles or --by", NULL);
+	if (o->list_scans && (csv || o->histogram || bucket || o->svg_path ||
+			      o->have_hardlimit || o->by != GROUP_NONE || o->gates.n > 0 ||
+			      percentiles || o->have_cpus || o->have_scan || o->all))
+		return usage_error("%s", "--list-scans lists every scan (of --boot, --since "
+				   "and --until if given); it takes no other selection or "
+				   "report option", NULL);
+	/* A linear bucket size is asked for to be seen. */
+	if (bucket)
+		o->histogram = true;
 	if (o->have_since && o->have_until && o->since_ns > o->until_ns)
 		return usage_error("--since %s is after --until", o->since_arg, NULL);
 	o->mode = json ? OUTPUT_JSON : csv ? OUTPUT_CSV : OUTPUT_TEXT;
-	{
+	if (o->mode != OUTPUT_TEXT || strcmp(color, "never") == 0) {
+		o->color = false;
+	} else if (strcmp(color, "always") == 0) {
+		o->color = true; /* asked for by name: NO_COLOR yields to it */
+	} else {
 		const char *no_color = getenv("NO_COLOR");
 
-		o->color = o->mode == OUTPUT_TEXT && isatty(STDOUT_FILENO) &&
-			   !(no_color && *no_color);
+		o->color = isatty(STDOUT_FILENO) && !(no_color && *no_color);
 	}
 	return 1;
 }
@@ -302,10 +466,23 @@ static int run_set(const struct journal_set *set, struct options *o)
 {
 	struct report_data d;
 	uint64_t malformed = 0;
-	bool exceeded = false;
+	bool exceeded = false, has_data = true;
+	size_t gates_failed = 0;
 	char filters[512];
 	size_t n;
 	int r;
+
+	if (o->have_boot_offset) {
+		r = boot_resolve(set, o->boot_offset, o->boot_id);
+		if (r == -ENOENT || r == -ERANGE)
+			return EXIT_NO_MATCH;
+		if (r < 0)
+			return EXIT_ERROR;
+	}
+	if (o->list_scans) {
+		r = list_scans(set, o);
+		return r == -ENOENT ? EXIT_NO_MATCH : r < 0 ? EXIT_ERROR : EXIT_SUCCESS;
+	}
 
 	r = journal_select(set, o);
 	if (r == -ENOENT) {
@@ -352,6 +529,11 @@ static int run_set(const struct journal_set *set, struct options *o)
 
 	print_start(stdout, o->mode == OUTPUT_JSON);
 	r = print_report(&d, &exceeded);
+	if (r >= 0 && o->gates.n > 0) {
+		/* A gate never passes on nothing: no data is exit 3, not 0. */
+		has_data = selection_has_data(&d);
+		gates_failed = print_gates(&d, has_data);
+	}
 	if (r >= 0)
 		r = print_end();
 	if (r < 0) {
@@ -367,7 +549,14 @@ out:
 		return EXIT_NO_MATCH;
 	if (r < 0)
 		return EXIT_ERROR;
-	return exceeded ? EXIT_HARDLIMIT : EXIT_SUCCESS;
+	if (exceeded)
+		return EXIT_HARDLIMIT;
+	if (!has_data) {
+		fprintf(stderr, "hwlat-report: no data to judge (%s): --fail-if not evaluated\n",
+			describe_filters(o, filters, sizeof(filters)));
+		return EXIT_NO_MATCH;
+	}
+	return gates_failed > 0 ? EXIT_FAIL_IF : EXIT_SUCCESS;
 }
 
 int main(int argc, char **argv)

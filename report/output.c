@@ -10,16 +10,22 @@
 #include "output.h"
 #include "print.h"
 
-static const struct {
-	const char *key;
-	const char *label;
-	double p;
-} percentiles[] = {
-	{ "p50_latency_ns", "p50 %s", 50 },
-	{ "p90_latency_ns", ", p90 %s", 90 },
-	{ "p99_latency_ns", ", p99 %s", 99 },
-	{ "p99_9_latency_ns", ", p99.9 %s", 99.9 },
-};
+/* The --percentiles list: in JSON "p99_9_latency_ns" each; in text, when
+ * text is set, "p50 1.2 us, p99.9 3.4 us". */
+static void print_percentiles(const struct options *o, const struct stats *st, bool text)
+{
+	for (size_t i = 0; i < o->n_percentiles; i++) {
+		char name[24], key[48], label[48];
+
+		format_percentile(o->percentiles[i], name, sizeof(name));
+		snprintf(key, sizeof(key), "p%s_latency_ns", name);
+		for (char *c = key; *c; c++)
+			if (*c == '.')
+				*c = '_';
+		snprintf(label, sizeof(label), "%sp%s %%s", i ? ", " : "", name);
+		print_latency(key, text ? label : NULL, stats_percentile(st, o->percentiles[i]));
+	}
+}
 
 char *describe_filters(const struct options *o, char *buf, size_t size)
 {
@@ -131,7 +137,7 @@ static void print_scan_platform(const struct scan *s)
 	print_text("\n");
 }
 
-static uint64_t scan_dropped(const struct scan *s)
+uint64_t scan_dropped(const struct scan *s)
 {
 	if (s->has_summary)
 		return s->dropped;
@@ -247,7 +253,8 @@ static void print_attribution(const struct stats *st, const struct attribution *
 	print_close_object();
 }
 
-static void print_stats_body(const struct stats *st, const struct attribution *a)
+static void print_stats_body(const struct options *o, const struct stats *st,
+			     const struct attribution *a)
 {
 	print_u64("samples", "Samples:      %" PRIu64, st->n);
 	print_u64("over_threshold", " (%" PRIu64 " with gaps over the threshold)\n",
@@ -257,9 +264,7 @@ static void print_stats_body(const struct stats *st, const struct attribution *a
 	print_latency("max_latency_ns", ", max %s\n", st->max_ns);
 	print_open_object("percentiles");
 	print_text("Percentiles:  ");
-	for (size_t i = 0; i < sizeof(percentiles) / sizeof(percentiles[0]); i++)
-		print_latency(percentiles[i].key, percentiles[i].label,
-			      stats_percentile(st, percentiles[i].p));
+	print_percentiles(o, st, true);
 	print_latency("max_latency_ns", "\n", st->max_ns);
 	print_close_object();
 	print_attribution(st, a);
@@ -287,15 +292,14 @@ static void print_row_smis(const struct stats *st, bool per_cpu)
 	print_text(" %11s", all_unknown ? HWLAT_UNAVAILABLE : buf);
 }
 
-static void print_row(const struct stats *st, bool per_cpu)
+static void print_row(const struct options *o, const struct stats *st, bool per_cpu)
 {
 	print_u64("samples", " %9" PRIu64, st->n);
 	print_latency("max_latency_ns", " %10s", st->max_ns);
 	print_latency("mean_latency_ns", " %10s", stats_mean(st));
-	for (size_t i = 0; i < sizeof(percentiles) / sizeof(percentiles[0]); i++)
-		print_latency(percentiles[i].key,
-			      percentiles[i].p == 99 ? " %10s" : NULL,
-			      stats_percentile(st, percentiles[i].p));
+	/* The tables keep one p99 column whatever --percentiles chose. */
+	print_latency(NULL, " %10s", stats_percentile(st, 99));
+	print_percentiles(o, st, false);
 	print_row_smis(st, per_cpu);
 	print_u64("nmi_windows", " %6" PRIu64, st->nmi_windows);
 	print_u64("unexplained_windows", " %8" PRIu64 "\n", st->unexplained_windows);
@@ -312,7 +316,7 @@ static void print_cpu_table(const struct report_data *d)
 			continue;
 		print_open_object(NULL);
 		print_u64("cpu", "%5" PRIu64, c);
-		print_row(d->cpu[c], true);
+		print_row(d->o, d->cpu[c], true);
 		print_close_object();
 	}
 	print_close_array();
@@ -339,7 +343,7 @@ static void print_group_table(const struct report_data *d)
 		} else {
 			print_text("%-12.12s", g->key);
 		}
-		print_row(&g->st, false);
+		print_row(d->o, &g->st, false);
 		print_close_object();
 	}
 	print_close_array();
@@ -443,7 +447,7 @@ int print_report(struct report_data *d, bool *ret_exceeded)
 		print_text("No samples match (%s): no window of the chosen scan%s had a\n"
 			   "gap over its threshold, an NMI or an SMI.\n",
 			   describe_filters(o, buf, sizeof(buf)), n_scans == 1 ? "" : "s");
-	print_stats_body(&d->all, &a);
+	print_stats_body(o, &d->all, &a);
 	print_u64("dropped_windows", "Dropped:      %" PRIu64 " windows\n", dropped);
 	if (floor_ns)
 		print_latency("floor_ns", "Floor:        %s (detection floor: median "

@@ -10,3 +10,5 @@ char *describe_filters(const struct options *o, char *buf, size_t size);
 /* Prints the whole report; *ret_exceeded tells whether --hardlimit was
  * exceeded. Returns 0 or a negative errno. */
 int print_report(struct report_data *d, bool *ret_exceeded);
+/* Windows a scan lost: its summary's count, else the sequence gaps seen. */
+uint64_t scan_dropped(const struct scan *s);

@@ -181,6 +181,14 @@ void print_bool(const char *key, const char *fmt, bool value)
 	print_value(key, fmt, value ? "true" : "false", value ? "yes" : "no");
 }
 
+void print_double(const char *key, const char *fmt, double value)
+{
+	char num[32];
+
+	snprintf(num, sizeof(num), "%.6g", value);
+	print_value(key, fmt, num, num);
+}
+
 void print_null(const char *key, const char *fmt)
 {
 	print_value(key, fmt, "null", "-");

@@ -28,6 +28,8 @@ void print_text(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void print_string(const char *key, const char *fmt, const char *value);
 void print_u64(const char *key, const char *fmt, uint64_t value);
 void print_bool(const char *key, const char *fmt, bool value);
+/* A finite number, "%.6g" in JSON and as fmt's %s in text. */
+void print_double(const char *key, const char *fmt, double value);
 void print_null(const char *key, const char *fmt);
 /* JSON: the exact number of nanoseconds (the key ends in "_ns"); text: fmt
  * gets the value for a human ("212.4 us") as its %s. */

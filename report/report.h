@@ -8,11 +8,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "gate.h"
 #include "parse.h"
 #include "stats.h"
 
 #define ID128_LEN 32
 #define HOSTNAME_MAX 64
+#define REPORT_PERCENTILES_MAX 16
 
 enum group_by { GROUP_NONE, GROUP_CPU, GROUP_SCAN, GROUP_BOOT, GROUP_HOST };
 enum output_mode { OUTPUT_TEXT, OUTPUT_JSON, OUTPUT_CSV };
@@ -41,6 +43,13 @@ struct options {
 	bool have_hardlimit;
 	uint64_t hardlimit_ns;
 	bool color;
+	/* --percentiles (default 50, 90, 99, 99.9) */
+	double percentiles[REPORT_PERCENTILES_MAX];
+	size_t n_percentiles;
+	struct gate_list gates;   /* --fail-if */
+	bool list_scans;
+	bool have_boot_offset;    /* --boot -1: resolved into boot_id */
+	int64_t boot_offset;
 };
 
 /* One sample entry (MESSAGE_ID HWLAT_SAMPLE_MESSAGE_ID). */
@@ -93,7 +102,7 @@ struct scan {
 	bool has_cpus_excluded;
 	char cpus_excluded[128];
 	/* From the sample entries read (before --cpu/--since/--until). */
-	uint64_t seen, max_seq, sample_threshold_ns;
+	uint64_t seen, max_seq, sample_threshold_ns, seen_max_ns;
 	uint64_t first_ns, last_ns;
 	/* Samples that passed every filter, and those neither SMI nor NMI explain. */
 	uint64_t matched, unexplained;

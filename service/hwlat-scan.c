@@ -21,12 +21,14 @@
 
 #include "scan-config.h"
 #include "detector.h"
+#include "gate.h"
 #include "hwlat-journal.h"
 #include "journal-entry.h"
 #include "module.h"
 #include "parse.h"
 #include "platform.h"
 #include "smi-total.h"
+#include "stats.h"
 #include "stream.h"
 #include "util.h"
 
@@ -40,6 +42,7 @@ enum {
 	EXIT_BUSY = 3,        /* another scan holds the detector */
 	EXIT_NO_DETECTOR = 4, /* debugfs or module missing, load failed */
 	EXIT_FAILED = 5,      /* the scan itself failed */
+	EXIT_FAIL_IF = 6,     /* a --fail-if condition holds */
 };
 
 /* Time allowed for the stream to reach EOF after enable=0, beyond a window. */
@@ -82,6 +85,7 @@ typedef struct scan {
 	uint64_t nmi_total;
 	uint64_t last_seq;
 	uint64_t seq_gaps;
+	struct stats stats; /* percentiles etc. for --fail-if */
 } scan;
 
 static void help(void)
@@ -98,6 +102,10 @@ static void help(void)
 	       "  --mode=MODE         none, round-robin, per-cpu or stop-machine\n"
 	       "  --cpus=LIST         CPUs the samplers may use, e.g. 0-3,6\n"
 	       "  --hardlimit=SPAN    exit with status 1 when the max latency exceeds it\n"
+	       "  --fail-if=COND      exit with status 6 when COND holds, e.g. 'p99>20us',\n"
+	       "                      'smi>0' (repeatable; replaces fail_if of the config;\n"
+	       "                      FACT: max, pN, smi, smi-rate, nmi, unexplained,\n"
+	       "                      dropped, samples)\n"
 	       "  -C, --config=FILE   configuration file (default %s)\n"
 	       "  -q, --quiet         print no summary on standard output\n"
 	       "      --load-module   load the module, remember it in /run/hwlat (for the unit)\n"
@@ -108,7 +116,8 @@ static void help(void)
 	       "  -V, --version       show the version\n"
 	       "\n"
 	       "Exit status: 0 done, 1 hard limit exceeded, 2 invalid configuration,\n"
-	       "3 another scan is running, 4 detector unavailable, 5 scan failed.\n"
+	       "3 another scan is running, 4 detector unavailable, 5 scan failed,\n"
+	       "6 a --fail-if condition holds.\n"
 	       "See hwlat-scan(8).\n",
 	       CONFIG_DEFAULT_PATH);
 }
@@ -121,6 +130,7 @@ enum {
 	ARG_MODE,
 	ARG_CPUS,
 	ARG_HARDLIMIT,
+	ARG_FAIL_IF, /* right after ARG_HARDLIMIT: keys in config_key order */
 	ARG_LOAD,
 	ARG_UNLOAD,
 	ARG_UNIT,
@@ -139,6 +149,7 @@ static int parse_argv(int argc, char *argv[], options *o)
 		{ "mode", required_argument, NULL, ARG_MODE },
 		{ "cpus", required_argument, NULL, ARG_CPUS },
 		{ "hardlimit", required_argument, NULL, ARG_HARDLIMIT },
+		{ "fail-if", required_argument, NULL, ARG_FAIL_IF },
 		{ "config", required_argument, NULL, 'C' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -159,7 +170,7 @@ static int parse_argv(int argc, char *argv[], options *o)
 
 	while ((c = getopt_long(argc, argv, "C:qhV", longopts, NULL)) >= 0) {
 		switch (c) {
-		case ARG_DURATION ... ARG_HARDLIMIT:
+		case ARG_DURATION ... ARG_FAIL_IF:
 			if (o->n_overrides >= ELEMENTSOF(o->overrides)) {
 				log_msg("too many options");
 				return -E2BIG;
@@ -215,6 +226,7 @@ static int parse_argv(int argc, char *argv[], options *o)
 
 static int load_config(const options *o, scan_config *c)
 {
+	bool gates_replaced = false;
 	size_t i;
 	int r;
 
@@ -223,6 +235,11 @@ static int load_config(const options *o, scan_config *c)
 	if (r < 0)
 		return r;
 	for (i = 0; i < o->n_overrides; i++) {
+		/* The command line's --fail-if replace the file's fail_if. */
+		if (strcmp(o->overrides[i].key, "fail_if") == 0 && !gates_replaced) {
+			c->gates.n = 0;
+			gates_replaced = true;
+		}
 		r = config_set(c, o->overrides[i].key, o->overrides[i].value,
 			       "command line");
 		if (r < 0)
@@ -297,6 +314,19 @@ static int on_line(const char *line, void *userdata)
 	smi_source_apply(&s->smi_src, &smp);
 	smi_tally_add(&s->smi, &smp);
 	s->nmi_total += smp.nmi_count;
+	r = stats_add_window(&s->stats, &(struct stats_window){
+					.latency_ns = lat,
+					.count = smp.count,
+					.nmi_count = smp.nmi_count,
+					.smi_count_known = smp.smi_count_known,
+					.smi_count = smp.smi_count,
+					.smi_ns_known = smp.smi_ns_known,
+					.smi_ns = smp.smi_ns,
+				}, 0);
+	if (r < 0) {
+		s->broken = true;
+		return log_errno(r, "cannot count sample %llu", (unsigned long long)smp.seq);
+	}
 
 	r = journal_entry_sample(&s->entry, s->scan_id, s->threshold_ns, &smp);
 	if (r >= 0)
@@ -495,6 +525,38 @@ static const char *read_cpus_excluded(detector *d, const scan_config *cfg, char 
 	return buf;
 }
 
+/*
+ * Evaluates the fail_if conditions over the scan; says each outcome (the
+ * failed ones on stderr, the others with the summary). Returns how many
+ * failed.
+ */
+static size_t check_gates(const scan_config *cfg, const scan *s, const scan_summary *sum,
+			  bool quiet)
+{
+	struct gate_result res[GATE_MAX_CONDITIONS];
+	struct gate_facts f = {
+		.stats = &s->stats,
+		.smi = sum->smi_total,
+		.smi_known = sum->smi_total_known,
+		.smi_why = sum->smi_unavailable,
+		.dropped = sum->dropped,
+		.duration_ns = sum->duration_ns,
+		.duration_known = true,
+	};
+	size_t failed = gate_eval_all(&cfg->gates, &f, res);
+	char line[320];
+
+	for (size_t i = 0; i < cfg->gates.n; i++) {
+		gate_describe(&cfg->gates.g[i], &f, &res[i], line, sizeof(line));
+		if (res[i].failed)
+			log_msg("%s", line);
+		else if (!quiet)
+			printf("hwlat-scan: %s\n", line);
+	}
+	fflush(stdout);
+	return failed;
+}
+
 static int action_load_module(const options *o)
 {
 	char mnt[4096];
@@ -661,6 +723,7 @@ static int run_scan(const options *o, const scan_config *cfg, int sig_fd)
 		log_msg("out of memory");
 		return EXIT_FAILED;
 	}
+	stats_init(&s->stats, 0, 0);
 	scan_id_init(o->unit, s->scan_id);
 
 	if (o->journal_export) {
@@ -821,14 +884,19 @@ summary:
 		ret = EXIT_HARDLIMIT;
 	else
 		ret = 0;
+	/* A failed scan is not judged: its figures are incomplete. */
+	if (ret != EXIT_FAILED && cfg->gates.n > 0 &&
+	    check_gates(cfg, s, &sum, o->quiet) > 0 && ret == 0)
+		ret = EXIT_FAIL_IF;
 
 out:
 	if (stream_fd >= 0) {
 		close(stream_fd);
 		stream_fd = -1;
 	}
-	if (undo(&c) < 0 && (ret == 0 || ret == EXIT_HARDLIMIT))
+	if (undo(&c) < 0 && (ret == 0 || ret == EXIT_HARDLIMIT || ret == EXIT_FAIL_IF))
 		ret = EXIT_FAILED;
+	stats_done(&s->stats);
 	return ret;
 }
 

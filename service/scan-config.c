@@ -15,6 +15,7 @@ static const char *const key_names[_CONFIG_KEY_MAX] = {
 	[CONFIG_MODE] = "mode",
 	[CONFIG_CPUS] = "cpus",
 	[CONFIG_HARDLIMIT] = "hardlimit",
+	[CONFIG_FAIL_IF] = "fail_if",
 };
 
 static const char *const mode_names[] = {
@@ -83,7 +84,7 @@ int config_set(scan_config *c, const char *key, const char *value,
 	int r;
 
 	if (k < 0) {
-		log_msg("%s: unknown key '%s' (known: duration, threshold, width, window, mode, cpus, hardlimit)",
+		log_msg("%s: unknown key '%s' (known: duration, threshold, width, window, mode, cpus, hardlimit, fail_if)",
 			origin, key);
 		return -EINVAL;
 	}
@@ -135,6 +136,15 @@ int config_set(scan_config *c, const char *key, const char *value,
 			return r;
 		c->hardlimit_ns = ns;
 		break;
+	case CONFIG_FAIL_IF: {
+		char why[256];
+
+		/* Appends: the caller clears the list when a later source
+		 * replaces it. */
+		if (gate_parse(value, &c->gates, why, sizeof(why)) < 0)
+			return bad_value(origin, key, value, -EINVAL, why);
+		break;
+	}
 	case CONFIG_MODE: {
 		size_t i;
 

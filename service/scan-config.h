@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "gate.h"
 #include "parse.h"
 
 #ifdef HWLAT_CONFIG_PATH
@@ -34,6 +35,7 @@ typedef enum config_key {
 	CONFIG_MODE,
 	CONFIG_CPUS,
 	CONFIG_HARDLIMIT,
+	CONFIG_FAIL_IF,
 	_CONFIG_KEY_MAX,
 } config_key;
 
@@ -45,6 +47,7 @@ typedef struct scan_config {
 	uint64_t hardlimit_ns; /* 0: none */
 	char mode[16];
 	char cpus[4096]; /* canonical cpulist */
+	struct gate_list gates; /* fail_if: conditions that fail the scan */
 	bool set[_CONFIG_KEY_MAX];
 } scan_config;
 

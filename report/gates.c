@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* --fail-if in the report; see gates.h. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gates.h"
+#include "output.h"
+#include "print.h"
+
+bool selection_has_data(const struct report_data *d)
+{
+	const struct options *o = d->o;
+	size_t chosen = 0;
+
+	if (d->all.n > 0)
+		return true;
+	if (o->have_cpus || o->have_since || o->have_until)
+		return false;
+	for (size_t i = 0; i < d->n_scans; i++) {
+		if (!d->scans[i].chosen)
+			continue;
+		if (!d->scans[i].has_summary)
+			return false;
+		chosen++;
+	}
+	return chosen > 0;
+}
+
+/* The part of [start, end) inside --since/--until (both inclusive there). */
+static uint64_t overlap_ns(const struct options *o, uint64_t start, uint64_t end)
+{
+	if (o->have_since && start < o->since_ns)
+		start = o->since_ns;
+	if (o->have_until && end > o->until_ns)
+		end = o->until_ns;
+	return end > start ? end - start : 0;
+}
+
+static void make_facts(const struct report_data *d, struct gate_facts *f,
+		       char *why, size_t why_size, char *smi_why, size_t smi_why_size)
+{
+	memset(f, 0, sizeof(*f));
+	f->stats = &d->all;
+	f->smi = d->all.smi_total;
+	/* Counts that could not be known are never taken for 0. */
+	f->smi_known = d->all.smi_unknown_windows == 0;
+	if (!f->smi_known) {
+		snprintf(smi_why, smi_why_size, "%" PRIu64 " window%s could not count SMIs",
+			 d->all.smi_unknown_windows, d->all.smi_unknown_windows == 1 ? "" : "s");
+		f->smi_why = smi_why;
+	}
+	f->duration_known = true;
+	for (size_t i = 0; i < d->n_scans; i++) {
+		const struct scan *s = &d->scans[i];
+
+		if (!s->chosen)
+			continue;
+		if (s->has_summary && !s->smi_total_known && f->smi_known) {
+			f->smi_known = false;
+			snprintf(smi_why, smi_why_size, "scan %s: %s", s->id, s->smi_unavailable);
+			f->smi_why = smi_why;
+		}
+		f->dropped += scan_dropped(s);
+		if (!s->has_summary) {
+			f->duration_known = false;
+			snprintf(why, why_size, "scan %s has no summary: its duration is not known",
+				 s->id);
+			f->duration_why = why;
+			continue;
+		}
+		f->duration_ns += overlap_ns(d->o, s->start_ns, s->start_ns + s->duration_ns);
+	}
+	if (f->duration_known && f->duration_ns == 0) {
+		f->duration_known = false;
+		snprintf(why, why_size, "the chosen scans cover no scan time");
+		f->duration_why = why;
+	}
+}
+
+static void print_one(const struct gate *g, const struct gate_facts *f,
+		      const struct gate_result *r)
+{
+	char line[320];
+
+	print_open_object(NULL);
+	print_string("condition", NULL, g->text);
+	print_string("fact", NULL, g->name);
+	print_string("operator", NULL, gate_op_name(g->op));
+	if (gate_is_latency(g)) {
+		print_latency("limit_ns", NULL, g->limit);
+		if (r->known)
+			print_latency("value_ns", NULL, r->value);
+		else
+			print_null("value_ns", NULL);
+	} else if (g->fact == GATE_SMI_RATE) {
+		print_double("limit_per_hour", NULL, g->rate_limit);
+		if (r->known)
+			print_double("value_per_hour", NULL, r->rate);
+		else
+			print_null("value_per_hour", NULL);
+	} else {
+		print_u64("limit", NULL, g->limit);
+		if (r->known)
+			print_u64("value", NULL, r->value);
+		else
+			print_null("value", NULL);
+	}
+	print_bool("known", NULL, r->known);
+	print_bool("failed", NULL, r->failed);
+	print_string(NULL, "  %s\n", gate_describe(g, f, r, line, sizeof(line)));
+	print_close_object();
+}
+
+size_t print_gates(const struct report_data *d, bool has_data)
+{
+	const struct gate_list *l = &d->o->gates;
+	struct gate_result res[GATE_MAX_CONDITIONS];
+	struct gate_facts f;
+	char why[160], smi_why[320];
+	size_t failed;
+
+	if (!has_data) {
+		print_null("gates", NULL);
+		print_text("\nGates:        not evaluated: the selection holds no data\n");
+		return 0;
+	}
+	make_facts(d, &f, why, sizeof(why), smi_why, sizeof(smi_why));
+	failed = gate_eval_all(l, &f, res);
+	print_open_object("gates");
+	print_u64("failed", "\nGates:        %" PRIu64, failed);
+	print_u64("conditions", " of %" PRIu64 " --fail-if conditions hold\n", l->n);
+	print_open_array("results");
+	for (size_t i = 0; i < l->n; i++)
+		print_one(&l->g[i], &f, &res[i]);
+	print_close_array();
+	print_close_object();
+	return failed;
+}

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * --fail-if in the report: the facts of the selection (lib/gate.h) and
+ * every condition's outcome through the text/JSON printer.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "collect.h"
+
+/*
+ * Whether the selection holds data a gate can judge: a matched sample, or,
+ * without --cpu, --since or --until, chosen scans that all wrote a summary
+ * (a scan that ran to its end without a window over the threshold).
+ */
+bool selection_has_data(const struct report_data *d);
+
+/*
+ * Evaluates the --fail-if conditions and prints them ("gates" in JSON);
+ * with no data prints that they were not evaluated. Returns how many
+ * failed.
+ */
+size_t print_gates(const struct report_data *d, bool has_data);

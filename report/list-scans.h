@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * --list-scans: one line (or JSON object) per scan, oldest first, like
+ * journalctl --list-boots: id, host, boot, start, duration, status, max.
+ */
+#pragma once
+
+#include "files.h"
+#include "report.h"
+
+/* Returns 0, -ENOENT when no scan matches (said on stderr), or a negative
+ * errno (logged). */
+int list_scans(const struct journal_set *set, struct options *o);
