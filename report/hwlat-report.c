@@ -184,14 +184,16 @@ static int parse_boot(const char *arg, struct options *o)
 {
 	o->have_boot = true;
 	o->boot_id[0] = '\0';
-	o->have_boot_offset = false;
+	/* --boot alone is the newest boot: offset 0. */
+	o->have_boot_offset = true;
+	o->boot_offset = 0;
 	if (!arg)
 		return 0;
 	if (parse_boot_offset(arg, &o->boot_offset)) {
-		/* 0 (the newest boot) is what --boot alone means. */
-		o->have_boot_offset = o->boot_offset != 0;
+		o->have_boot_offset = true;
 		return 0;
 	}
+	o->have_boot_offset = false;
 	if (normalize_id128(arg, o->boot_id) < 0)
 		return usage_error("invalid --boot '%s'", arg,
 				   "expected a 32-hex-digit boot ID or an offset "
