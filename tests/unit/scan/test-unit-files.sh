@@ -59,7 +59,7 @@ timeout_min=$(sed -n 's/^TimeoutStartSec=\([0-9]*\)min$/\1/p' "$unit")
 if [ "$((timeout_min * 60))" -gt 125 ]; then r=0; else r=1; fi
 ok $r "TimeoutStartSec (${timeout_min}min) exceeds the default duration 120 s + drain"
 
-# Man page: renders cleanly, documents every option of --help and 0-5.
+# Man page: renders cleanly, documents every option of --help and 0-6.
 warn=$(LC_ALL=C.UTF-8 groff -man -Tutf8 -ww -z "$svc/hwlat-scan.8" 2>&1)
 if [ -z "$warn" ]; then r=0; else r=1; fi
 ok $r "man page renders without warnings" "$warn"
@@ -68,10 +68,10 @@ missing=""
 for opt in $("$scan" --help | grep -oE -- '--[a-z-]+' | sort -u) --detector-dir --journal-export; do
 	grep -q -- "$opt" <<<"$text" || missing="$missing $opt"
 done
-for key in duration threshold width window mode cpus hardlimit; do
+for key in duration threshold width window mode cpus hardlimit fail_if; do
 	grep -qw -- "$key" <<<"$text" || missing="$missing key:$key"
 done
-for st in 0 1 2 3 4 5; do
+for st in 0 1 2 3 4 5 6; do
 	grep -qE "^ {7}$st {2,}[A-Z]" <<<"$text" || missing="$missing status:$st"
 done
 if [ -z "$missing" ]; then r=0; else r=1; fi
@@ -80,13 +80,13 @@ ok $r "man page documents every option, key and exit status" "missing:$missing"
 # Config file: every key documented, none active, and it parses as is.
 conf=$svc/hwlat-scan.conf
 missing=""
-for key in duration threshold width window mode cpus hardlimit; do
+for key in duration threshold width window mode cpus hardlimit fail_if; do
 	grep -qE "^#$key = " "$conf" || missing="$missing $key"
 done
 if [ -z "$missing" ] && ! grep -qvE '^(#.*)?$' "$conf"; then r=0; else r=1; fi
 ok $r "config file documents every key, all commented out" "missing:$missing"
 # Uncommented, the documented examples are a valid configuration.
-sed -n 's/^#\([a-z]* = .*\)$/\1/p' "$conf" >"$tmp/active.conf"
+sed -n 's/^#\([a-z_]* = .*\)$/\1/p' "$conf" >"$tmp/active.conf"
 mkdir "$tmp/det"
 out=$("$scan" --config "$tmp/active.conf" --detector-dir "$tmp/det" 2>&1) && rc=0 || rc=$?
 if [ "$rc" -eq 4 ] && ! grep -q "invalid" <<<"$out"; then r=0; else r=1; fi
