@@ -426,6 +426,9 @@ char *gate_describe(const struct gate *g, const struct gate_facts *f,
 		return buf;
 	}
 	format_value(g, r->value, r->rate, value, sizeof(value));
+	/* No window reported: no latency to show (judged as 0). */
+	if (gate_is_latency(g) && f->stats->n == 0)
+		snprintf(value, sizeof(value), "none (no window reported)");
 	if (g->fact == GATE_SMI_RATE) {
 		char d[48];
 

@@ -15,6 +15,8 @@
  *          smi-rate: a number, optionally followed by "/h" ("2.5/h");
  *          the others: a whole number.
  * Several conditions can be given in one string, separated by commas.
+ * Latencies are those of the reported windows (samples): with none, max
+ * and percentiles are judged as 0 and shown as "none".
  * A condition that holds fails the gate; so does one whose fact cannot be
  * known (an unavailable SMI count, a scan of unknown duration): a gate
  * never passes on what was not measured.

@@ -130,6 +130,20 @@ static void unknown(struct stats *st)
 	expect("max > 1s", &f, false, "pass: max = 20 us, not > 1 s");
 }
 
+/* A scan that reported no window: no latency to show, judged as 0. */
+static void no_window(void)
+{
+	struct stats empty;
+	struct gate_facts f = { .stats = &empty, .smi_known = true, .duration_known = true,
+				.duration_ns = NSEC_PER_SEC };
+
+	stats_init(&empty, 0, 0);
+	expect("max > 1us", &f, false, "pass: max = none (no window reported), not > 1 us");
+	expect("p99 >= 0", &f, true, "FAIL: p99 = none (no window reported) >= 0 ns");
+	expect("samples < 1", &f, true, "FAIL: samples = 0 < 1");
+	stats_done(&empty);
+}
+
 static void refuse(const char *cond, const char *want_why)
 {
 	struct gate_list l = { .n = 0 };
@@ -209,6 +223,7 @@ int main(void)
 	};
 	operators(&f);
 	unknown(&st);
+	no_window();
 	parsing();
 	stats_done(&st);
 	printf("1..%u\n", test_n);
