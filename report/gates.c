@@ -8,23 +8,33 @@
 #include "output.h"
 #include "print.h"
 
+/* A clean scan (a summary, no sample matched) that covers the selection:
+ * the report already keeps only those that ran in --since/--until; its
+ * HWLAT_CPUS must meet --cpu. */
+static bool clean_scan_covers(const struct scan *s, const struct options *o)
+{
+	cpu_set_bits sampled;
+
+	if (!s->has_summary)
+		return false;
+	if (!o->have_cpus)
+		return true;
+	if (parse_cpulist(s->cpus, &sampled) < 0)
+		return false; /* "unknown": nothing is known */
+	for (size_t i = 0; i < HWLAT_MAX_CPUS / 64; i++)
+		if (sampled.bits[i] & o->cpus.bits[i])
+			return true;
+	return false;
+}
+
 bool selection_has_data(const struct report_data *d)
 {
-	const struct options *o = d->o;
-	size_t chosen = 0;
-
 	if (d->all.n > 0)
 		return true;
-	if (o->have_cpus || o->have_since || o->have_until)
-		return false;
-	for (size_t i = 0; i < d->n_scans; i++) {
-		if (!d->scans[i].chosen)
-			continue;
-		if (!d->scans[i].has_summary)
-			return false;
-		chosen++;
-	}
-	return chosen > 0;
+	for (size_t i = 0; i < d->n_scans; i++)
+		if (d->scans[i].chosen && clean_scan_covers(&d->scans[i], d->o))
+			return true;
+	return false;
 }
 
 /* The part of [start, end) inside --since/--until (both inclusive there). */

@@ -11,9 +11,9 @@
 #include "collect.h"
 
 /*
- * Whether the selection holds data a gate can judge: a matched sample, or,
- * without --cpu, --since or --until, chosen scans that all wrote a summary
- * (a scan that ran to its end without a window over the threshold).
+ * Whether the selection holds data a gate can judge: a matched sample, or
+ * a chosen clean scan (a summary, no sample) that ran in --since/--until
+ * and sampled one of the --cpu CPUs (its HWLAT_CPUS).
  */
 bool selection_has_data(const struct report_data *d);
 
