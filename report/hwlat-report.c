@@ -185,15 +185,10 @@ static int parse_boot(const char *arg, struct options *o)
 	o->have_boot = true;
 	o->boot_id[0] = '\0';
 	/* --boot alone is the newest boot: offset 0. */
-	o->have_boot_offset = true;
 	o->boot_offset = 0;
-	if (!arg)
+	o->have_boot_offset = !arg || parse_boot_offset(arg, &o->boot_offset);
+	if (o->have_boot_offset)
 		return 0;
-	if (parse_boot_offset(arg, &o->boot_offset)) {
-		o->have_boot_offset = true;
-		return 0;
-	}
-	o->have_boot_offset = false;
 	if (normalize_id128(arg, o->boot_id) < 0)
 		return usage_error("invalid --boot '%s'", arg,
 				   "expected a 32-hex-digit boot ID or an offset "
@@ -395,8 +390,14 @@ static int parse_args(int argc, char **argv, struct options *o)
 	if (optind < argc)
 		return usage_error("unexpected argument '%s'", argv[optind], NULL);
 	/* Every time is read and shown in UTC from here on. */
-	if (utc && (setenv("TZ", "UTC", 1) < 0 || (tzset(), false)))
-		return -errno;
+	if (utc) {
+		if (setenv("TZ", "UTC", 1) < 0) {
+			fprintf(stderr, "hwlat-report: cannot set TZ=UTC for --utc: %s\n",
+				strerror(errno));
+			return -errno;
+		}
+		tzset();
+	}
 	if (o->have_since) {
 		r = parse_when(o->since_arg, now, &o->since_ns, why, sizeof(why));
 		if (r < 0)
