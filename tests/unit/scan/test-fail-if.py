@@ -31,11 +31,11 @@ LINES = [
 ]
 
 
-def scan(tmp, name, args, config=None, dropped="1\n"):
+def scan(tmp, name, args, config=None, **fake):
     """One 1 s scan of LINES; returns (result, detector dir)."""
     sub = os.path.join(tmp, name)
     os.mkdir(sub)
-    d = st.make_fake(sub, dropped=dropped)
+    d = st.make_fake(sub, **{"dropped": "1\n", **fake})
     extra = []
     if config is not None:
         conf = os.path.join(sub, "scan.conf")
@@ -104,6 +104,16 @@ def main(tmp):
           "/h > 7000/h (2 SMIs in 1." in fails[0] and " s of scan duration)" in fails[0] and
           "hwlat-scan: pass: smi-rate = " in r.stdout,
           f"smi-rate is SMIs per hour of scan duration (exit {r.returncode})", r.stdout + r.stderr)
+
+    # SMIs the module cannot count are unknown, never 0: a gate on them fails.
+    r, _ = scan(tmp, "smi-unavailable", ["--fail-if", "smi > 100, unexplained > 100, max > 1s"],
+                smi="unavailable: not an Intel CPU\n")
+    st.ok(r.returncode == 6 and lines(r.stderr, "hwlat-scan: FAIL") == [
+        "hwlat-scan: FAIL: smi unknown (not an Intel CPU), cannot tell whether > 100",
+        "hwlat-scan: FAIL: unexplained unknown (not an Intel CPU), cannot tell whether > 100"]
+          and "hwlat-scan: pass: max = 30 us, not > 1 s" in r.stdout,
+          f"SMIs unavailable: smi and unexplained cannot be judged, which fails (exit {r.returncode})",
+          r.stdout + r.stderr)
 
     conf = "duration = 1\nfail_if = samples > 0, smi > 0\n"
     r, _ = scan(tmp, "config", [], config=conf)
