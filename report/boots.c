@@ -119,7 +119,7 @@ static int by_first_entry(const void *a, const void *b)
 	return strcmp(x->id, y->id);
 }
 
-int boot_resolve(const struct journal_set *set, int64_t offset, char ret[ID128_LEN + 1])
+int boot_resolve(struct journal_set *set, int64_t offset, char ret[ID128_LEN + 1])
 {
 	struct boots l = { 0 };
 	size_t n = 0;
@@ -130,6 +130,10 @@ int boot_resolve(const struct journal_set *set, int64_t offset, char ret[ID128_L
 		sd_journal *j = NULL;
 
 		r = journal_open(set, i, &j);
+		if (r < 0 && !set->local) {
+			r = 0; /* named; the others may still be read */
+			continue;
+		}
 		if (r < 0)
 			break;
 		r = scan_journal(j, &l);
@@ -137,6 +141,10 @@ int boot_resolve(const struct journal_set *set, int64_t offset, char ret[ID128_L
 		if (r < 0)
 			fprintf(stderr, "hwlat-report: cannot list the boots of the journal: %s\n",
 				strerror(-r));
+	}
+	if (r >= 0 && journal_set_all_failed(set)) {
+		fprintf(stderr, "hwlat-report: no journal file could be read\n");
+		r = -EIO;
 	}
 	if (r < 0)
 		goto out;

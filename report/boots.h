@@ -16,4 +16,4 @@
  * hwlat entries), -ERANGE (no boot that far; both said on stderr) or
  * another negative errno (logged).
  */
-int boot_resolve(const struct journal_set *set, int64_t offset, char ret[ID128_LEN + 1]);
+int boot_resolve(struct journal_set *set, int64_t offset, char ret[ID128_LEN + 1]);

@@ -174,7 +174,10 @@ int collect_sample(const struct hwlat_sample *x, void *userdata)
 
 	if (d->csv) {
 		d->csv_rows++;
-		return csv_row(d->csv, x, d->csv_rows == 1);
+		r = csv_row(d->csv, x, d->csv_rows == 1);
+		if (r < 0)
+			d->write_error = r;
+		return r;
 	}
 
 	if (x->timestamp_ns < d->first_ns)
@@ -231,10 +234,23 @@ int collect_summary(const struct scan *sum, void *userdata)
 	return 0;
 }
 
+/* The scan's summary says it sampled one of the --cpu CPUs. */
+static bool scan_sampled_cpus(const struct scan *s, const cpu_set_bits *want)
+{
+	cpu_set_bits sampled;
+
+	if (!s->has_summary || parse_cpulist(s->cpus, &sampled) < 0)
+		return false; /* "unknown", or no summary: nothing is known */
+	for (size_t i = 0; i < HWLAT_MAX_CPUS / 64; i++)
+		if (sampled.bits[i] & want->bits[i])
+			return true;
+	return false;
+}
+
 size_t collect_finish(struct report_data *d)
 {
 	const struct options *o = d->o;
-	size_t n = 0;
+	size_t n = 0, out_of_time = 0, other_cpus = 0;
 
 	for (size_t i = 0; i < d->n_scans; i++) {
 		struct scan *s = &d->scans[i];
@@ -247,10 +263,22 @@ size_t collect_finish(struct report_data *d)
 			chosen = s->has_summary &&
 				 (!o->have_since || end >= o->since_ns) &&
 				 (!o->have_until || s->start_ns <= o->until_ns);
+			if (!chosen)
+				out_of_time++;
+		}
+		if (chosen && o->have_cpus && s->matched == 0) {
+			/* Nothing found on CPUs the scan never sampled is no result. */
+			chosen = scan_sampled_cpus(s, &o->cpus);
+			if (!chosen)
+				other_cpus++;
 		}
 		s->chosen = chosen;
 		if (chosen)
 			n++;
 	}
+	if (n == 0 && other_cpus > 0)
+		d->no_match_reason = "no selected scan sampled these CPUs";
+	else if (n == 0 && out_of_time > 0)
+		d->no_match_reason = "no scan ran in that time";
 	return n;
 }

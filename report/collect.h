@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "report.h"
+#include "select.h"
 #include "stats.h"
 #include "timeline.h"
 
@@ -29,13 +30,22 @@ struct report_data {
 	uint64_t first_ns, last_ns; /* time range of the matched samples */
 	FILE *csv;                  /* --csv: rows go here as they are read */
 	uint64_t csv_rows;
+	int write_error;            /* --csv: why a row could not be written */
+	const struct read_result *read; /* what the walk met (malformed, corrupt) */
+	const char *no_match_reason;    /* collect_finish() chose nothing: why */
 };
 
 void report_data_init(struct report_data *d, const struct options *o);
 void report_data_done(struct report_data *d);
 int collect_sample(const struct hwlat_sample *x, void *userdata);
 int collect_summary(const struct scan *s, void *userdata);
-/* Marks the scans to report; returns how many. */
+/*
+ * Marks the scans to report; returns how many. A scan without a matching
+ * sample counts only when it is known to have covered the selection: it
+ * ran in the --since/--until range (by its summary) and sampled a --cpu
+ * CPU (its summary's CPU list); otherwise nothing is known about the
+ * selection and d->no_match_reason says why.
+ */
 size_t collect_finish(struct report_data *d);
 /* Human name of a --by value ("cpu", "scan", ...). */
 const char *group_by_name(enum group_by by);

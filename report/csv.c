@@ -4,18 +4,23 @@
 #include <inttypes.h>
 
 #include "csv.h"
+#include "escape.h"
 #include "hwlat-journal.h"
 
 /* Host names may hold anything but a comma or quote would break a field. */
 static void csv_field(FILE *f, const char *s)
 {
 	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', f);
-		fputc(*s, f);
-	}
+	escape_write(f, s, ESCAPE_CSV);
 	fputc('"', f);
+}
+
+/* The cause of the failed write (ENOSPC, EPIPE), not just that one failed. */
+static int write_status(FILE *f)
+{
+	if (!ferror(f))
+		return 0;
+	return errno > 0 ? -errno : -EIO;
 }
 
 int csv_header(FILE *f)
@@ -23,7 +28,7 @@ int csv_header(FILE *f)
 	fputs("scan_id,hostname,machine_id,boot_id,seq,cpu,timestamp_ns,"
 	      "latency_ns,inner_ns,outer_ns,count,nmi_count,nmi_ns,"
 	      "smi_count,smi_ns,threshold_ns\n", f);
-	return ferror(f) ? -EIO : 0;
+	return write_status(f);
 }
 
 /* ",N", or ",unavailable" as in the journal: a reader must not see 0. */
@@ -49,5 +54,5 @@ int csv_row(FILE *f, const struct hwlat_sample *x, bool header)
 	csv_maybe(f, x->smi_count_known, x->smi_count);
 	csv_maybe(f, x->smi_ns_known, x->smi_ns);
 	fprintf(f, ",%" PRIu64 "\n", x->threshold_ns);
-	return ferror(f) ? -EIO : 0;
+	return write_status(f);
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "entry.h"
+#include "escape.h"
 #include "files.h"
 #include "hwlat-journal.h"
 
@@ -28,11 +29,12 @@ static int parse_num(const char *p, size_t len, uint64_t *ret)
 	return 0;
 }
 
-/* Display only: a value longer than the buffer is cut, harmlessly. */
+/* Display only: a value longer than the buffer is cut, harmlessly, and never
+ * in the middle of a UTF-8 character. */
 static void copy_str(const char *p, size_t len, char *buf, size_t size)
 {
 	if (len >= size)
-		len = size - 1;
+		len = utf8_cut(p, len, size - 1);
 	memcpy(buf, p, len);
 	buf[len] = '\0';
 }
@@ -74,14 +76,16 @@ struct field {
 	unsigned have;       /* HAVE_* bit it sets, even when malformed */
 	size_t flag;         /* 0 or a bool of struct entry: a FIELD_MAYBE was a
 				number, another field was present */
+	const char *repeated; /* "NAME (repeated)" */
 };
 
 #define FIELD(name, type, member, have)                                         \
 	{ name, sizeof(name) - 1, type, offsetof(struct entry, member),          \
-	  sizeof(((struct entry *)0)->member), have, 0 }
+	  sizeof(((struct entry *)0)->member), have, 0, name " (repeated)" }
 #define FIELD_FLAG(name, type, member, flag_member)                             \
 	{ name, sizeof(name) - 1, type, offsetof(struct entry, member),          \
-	  sizeof(((struct entry *)0)->member), 0, offsetof(struct entry, flag_member) }
+	  sizeof(((struct entry *)0)->member), 0, offsetof(struct entry, flag_member), \
+	  name " (repeated)" }
 
 /* Sample and summary fields share names (HWLAT_THRESHOLD_NS). */
 static const struct field fields[] = {
@@ -126,12 +130,24 @@ static const struct field fields[] = {
 	FIELD(HWLAT_F_CLOCK, FIELD_STR, s.clock, 0),
 };
 
-static void take_value(struct entry *e, const struct field *f, const char *v, size_t vlen)
+_Static_assert(sizeof(fields) / sizeof(fields[0]) <= 64, "struct entry's seen has 64 bits");
+
+static void take_value(struct entry *e, size_t index, const char *v, size_t vlen)
 {
 	static const char unavailable[] = HWLAT_UNAVAILABLE;
+	const struct field *f = &fields[index];
 	char *dst = (char *)e + f->offset;
 	bool *flag = f->flag ? (bool *)((char *)e + f->flag) : NULL;
 	int r = 0;
+
+	/* A field given twice: which value is meant is unknowable (a 5 us
+	 * sample and a 900 ms one, two scan IDs), so the entry is malformed. */
+	if (e->seen & (UINT64_C(1) << index)) {
+		if (!e->bad_field)
+			e->bad_field = f->repeated;
+		return;
+	}
+	e->seen |= UINT64_C(1) << index;
 
 	switch (f->type) {
 	case FIELD_NUM:
@@ -175,6 +191,7 @@ void take_field(struct entry *e, const char *d, size_t len)
 	vlen = len - nlen - 1;
 
 	if (nlen == sizeof(message_id) - 1 && memcmp(d, message_id, nlen) == 0) {
+		e->message_ids++;
 		if (vlen == ID128_LEN && memcmp(v, HWLAT_SAMPLE_MESSAGE_ID, vlen) == 0)
 			e->kind = KIND_SAMPLE;
 		else if (vlen == ID128_LEN && memcmp(v, HWLAT_SUMMARY_MESSAGE_ID, vlen) == 0)
@@ -186,7 +203,7 @@ void take_field(struct entry *e, const char *d, size_t len)
 		return;
 	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
 		if (fields[i].name_len == nlen && memcmp(d, fields[i].name, nlen) == 0) {
-			take_value(e, &fields[i], v, vlen);
+			take_value(e, i, v, vlen);
 			return;
 		}
 	}
@@ -195,6 +212,8 @@ void take_field(struct entry *e, const char *d, size_t len)
 /* Checks a parsed entry; returns the name of what is wrong, or NULL. */
 const char *entry_problem(struct entry *e)
 {
+	if (e->message_ids > 1)
+		return "MESSAGE_ID (repeated)";
 	if (e->bad_field)
 		return e->bad_field;
 	if (!(e->have & HAVE_SCAN))

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "report.h"
 
@@ -14,6 +15,8 @@ enum kind { KIND_NONE, KIND_SAMPLE, KIND_SUMMARY };
 struct entry {
 	enum kind kind;
 	unsigned have;           /* which required fields were seen */
+	uint64_t seen;           /* which fields of the table were seen */
+	unsigned message_ids;    /* MESSAGE_ID fields seen */
 	struct hwlat_sample x;   /* sample fields, and the trusted fields */
 	struct scan s;           /* summary fields */
 	const char *bad_field;   /* first malformed field */

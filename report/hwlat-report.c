@@ -450,7 +450,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	return 1;
 }
 
-static int run_set(const struct journal_set *set, struct options *o);
+static int run_set(struct journal_set *set, struct options *o);
 
 static int run(struct options *o)
 {
@@ -465,10 +465,27 @@ static int run(struct options *o)
 	return r;
 }
 
-static int run_set(const struct journal_set *set, struct options *o)
+/* The local journal gave nothing: say so when files were hidden from us. */
+static bool local_permission_problem(const struct journal_set *set)
+{
+	char example[256];
+	size_t n;
+
+	if (!set->local)
+		return false;
+	n = journal_unreadable_local(example, sizeof(example));
+	if (n == 0)
+		return false;
+	fprintf(stderr, "hwlat-report: cannot read %zu journal file%s (such as %s): "
+			"permission denied\n", n, n == 1 ? "" : "s", example);
+	journal_permission_hint();
+	return true;
+}
+
+static int run_set(struct journal_set *set, struct options *o)
 {
 	struct report_data d;
-	uint64_t malformed = 0;
+	struct read_result res = { 0 };
 	bool exceeded = false, has_data = true;
 	size_t gates_failed = 0;
 	char filters[512];
@@ -488,7 +505,13 @@ static int run_set(const struct journal_set *set, struct options *o)
 	}
 
 	r = journal_select(set, o);
+	if (r == -EIO) {
+		fprintf(stderr, "hwlat-report: no journal file could be read\n");
+		return EXIT_ERROR;
+	}
 	if (r == -ENOENT) {
+		if (local_permission_problem(set))
+			return EXIT_ERROR;
 		fprintf(stderr, "hwlat-report: no hwlat samples match (%s): the journal "
 				"holds no hwlat-scan entries%s\n",
 			describe_filters(o, filters, sizeof(filters)),
@@ -499,22 +522,26 @@ static int run_set(const struct journal_set *set, struct options *o)
 		return EXIT_ERROR;
 
 	report_data_init(&d, o);
+	d.read = &res;
 	if (o->mode == OUTPUT_CSV)
 		d.csv = stdout;
 	r = journal_read(set, o, &(struct journal_handlers){ collect_sample, collect_summary },
-			 &d, &malformed);
+			 &d, &res);
 	if (r == -ENOMEM)
 		fprintf(stderr, "hwlat-report: out of memory\n");
+	else if (d.write_error < 0)
+		fprintf(stderr, "hwlat-report: cannot write the output: %s\n",
+			strerror(-d.write_error));
 	else if (r == -EIO)
-		fprintf(stderr, "hwlat-report: cannot write the output: %s\n", strerror(-r));
+		fprintf(stderr, "hwlat-report: no journal file could be read\n");
 	if (r < 0)
 		goto out;
 
 	n = collect_finish(&d);
 	if (n == 0) {
-		fprintf(stderr, "hwlat-report: no hwlat samples match (%s)%s\n",
+		fprintf(stderr, "hwlat-report: no hwlat samples match (%s)%s%s\n",
 			describe_filters(o, filters, sizeof(filters)),
-			d.n_scans > 0 ? ": no scan ran in that time" : "");
+			d.no_match_reason ? ": " : "", d.no_match_reason ? d.no_match_reason : "");
 		r = -ENOENT;
 		goto out;
 	}
@@ -522,7 +549,9 @@ static int run_set(const struct journal_set *set, struct options *o)
 	if (o->mode == OUTPUT_CSV) {
 		if (d.csv_rows == 0)
 			r = csv_header(stdout);
-		if (r >= 0 && (fflush(stdout) != 0 || ferror(stdout)))
+		if (r >= 0 && fflush(stdout) != 0)
+			r = errno > 0 ? -errno : -EIO;
+		if (r >= 0 && ferror(stdout))
 			r = -EIO;
 		if (r < 0)
 			fprintf(stderr, "hwlat-report: cannot write the output: %s\n",
@@ -548,6 +577,7 @@ static int run_set(const struct journal_set *set, struct options *o)
 		r = -EIO;
 out:
 	report_data_done(&d);
+	read_result_done(&res);
 	if (r == -ENOENT)
 		return EXIT_NO_MATCH;
 	if (r < 0)

@@ -66,16 +66,18 @@ static void print_one(const struct scan *s)
 	print_close_object();
 }
 
-int list_scans(const struct journal_set *set, struct options *o)
+int list_scans(struct journal_set *set, struct options *o)
 {
 	struct report_data d;
 	struct scan **order = NULL;
-	uint64_t malformed = 0;
+	struct read_result res = { 0 };
 	size_t n = 0;
 	int r;
 
 	o->all = true;
 	r = journal_select(set, o);
+	if (r == -EIO)
+		fprintf(stderr, "hwlat-report: no journal file could be read\n");
 	if (r == -ENOENT) {
 		fprintf(stderr, "hwlat-report: no hwlat scans in the journal%s\n",
 			o->have_boot ? " for this boot" : "");
@@ -85,7 +87,7 @@ int list_scans(const struct journal_set *set, struct options *o)
 		return r;
 	report_data_init(&d, o);
 	r = journal_read(set, o, &(struct journal_handlers){ collect_sample, collect_summary },
-			 &d, &malformed);
+			 &d, &res);
 	if (r < 0)
 		goto out;
 	collect_finish(&d);
@@ -122,5 +124,6 @@ out:
 		fprintf(stderr, "hwlat-report: out of memory\n");
 	free(order);
 	report_data_done(&d);
+	read_result_done(&res);
 	return r;
 }

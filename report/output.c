@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "attribution.h"
+#include "escape.h"
 #include "histogram.h"
 #include "hwlat-journal.h"
 #include "output.h"
@@ -23,7 +24,11 @@ static void print_percentiles(const struct options *o, const struct stats *st, b
 			if (*c == '.')
 				*c = '_';
 		snprintf(label, sizeof(label), "%sp%s %%s", i ? ", " : "", name);
-		print_latency(key, text ? label : NULL, stats_percentile(st, o->percentiles[i]));
+		if (st->n == 0) /* no percentile of nothing: null, not 0 */
+			print_null(key, text ? label : NULL);
+		else
+			print_latency(key, text ? label : NULL,
+				      stats_percentile(st, o->percentiles[i]));
 	}
 }
 
@@ -137,6 +142,38 @@ static void print_scan_platform(const struct scan *s)
 	print_text("\n");
 }
 
+/* What could not be read: skipped entries, corrupt or unreadable files. */
+static void print_journal(const struct read_result *res)
+{
+	static const struct read_result none;
+
+	if (!res)
+		res = &none;
+	print_open_object("journal");
+	print_u64("files", NULL, res->files);
+	print_u64("files_read", NULL, res->files_read);
+	print_u64("malformed_entries_skipped", NULL, res->malformed);
+	print_u64("corrupt_entries_skipped", NULL, res->corrupt);
+	if (res->malformed > 0)
+		print_text("Warning:      %" PRIu64 " malformed hwlat entr%s skipped (named on "
+			   "stderr)\n", res->malformed, res->malformed == 1 ? "y" : "ies");
+	print_open_array("problems");
+	for (size_t i = 0; i < res->n_problems; i++) {
+		const struct file_problem *p = &res->problems[i];
+
+		print_open_object(NULL);
+		print_string("path", "Warning:      journal file %s", p->path);
+		print_string("error", p->opened ? " is corrupt (%s):" : " not read (%s)\n",
+			     strerror(-p->error));
+		print_bool("opened", NULL, p->opened);
+		print_u64("entries_read", p->opened ? " %" PRIu64 " hwlat entries read, the "
+						      "rest lost\n" : NULL, p->entries);
+		print_close_object();
+	}
+	print_close_array();
+	print_close_object();
+}
+
 uint64_t scan_dropped(const struct scan *s)
 {
 	if (s->has_summary)
@@ -144,7 +181,7 @@ uint64_t scan_dropped(const struct scan *s)
 	return s->max_seq > s->seen ? s->max_seq - s->seen : 0;
 }
 
-static void print_scan(const struct scan *s)
+static void print_scan(const struct scan *s, bool corrupt)
 {
 	print_open_object(NULL);
 	print_string("scan_id", "\nScan %s", s->id);
@@ -153,8 +190,13 @@ static void print_scan(const struct scan *s)
 		print_string("status", " (%s)\n", s->status);
 	else {
 		print_null("status", NULL);
-		print_text(" NO SUMMARY: the scan never finished (crash, power loss or\n"
-			   "  still running); the figures below come from its samples only\n");
+		if (corrupt)
+			print_text(" NO SUMMARY READ: it may be in a corrupt or unreadable\n"
+				   "  journal file (named above), or the scan never finished; the\n"
+				   "  figures below come from the samples read only\n");
+		else
+			print_text(" NO SUMMARY: the scan never finished (crash, power loss or\n"
+				   "  still running); the figures below come from its samples only\n");
 	}
 	print_string("hostname", "  host:       %s", s->hostname);
 	print_string("machine_id", " (machine %s", s->machine_id);
@@ -253,19 +295,28 @@ static void print_attribution(const struct stats *st, const struct attribution *
 	print_close_object();
 }
 
+/* A statistic of no sample is unknown, not 0: null in JSON, "-" as text. */
+static void print_stat(const struct stats *st, const char *key, const char *fmt, uint64_t ns)
+{
+	if (st->n == 0)
+		print_null(key, fmt);
+	else
+		print_latency(key, fmt, ns);
+}
+
 static void print_stats_body(const struct options *o, const struct stats *st,
 			     const struct attribution *a)
 {
 	print_u64("samples", "Samples:      %" PRIu64, st->n);
 	print_u64("over_threshold", " (%" PRIu64 " with gaps over the threshold)\n",
 		  st->over_threshold);
-	print_latency("min_latency_ns", "Latency:      min %s", st->n ? st->min_ns : 0);
-	print_latency("mean_latency_ns", ", mean %s", stats_mean(st));
-	print_latency("max_latency_ns", ", max %s\n", st->max_ns);
+	print_stat(st, "min_latency_ns", "Latency:      min %s", st->min_ns);
+	print_stat(st, "mean_latency_ns", ", mean %s", stats_mean(st));
+	print_stat(st, "max_latency_ns", ", max %s\n", st->max_ns);
 	print_open_object("percentiles");
 	print_text("Percentiles:  ");
 	print_percentiles(o, st, true);
-	print_latency("max_latency_ns", "\n", st->max_ns);
+	print_stat(st, "max_latency_ns", "\n", st->max_ns);
 	print_close_object();
 	print_attribution(st, a);
 }
@@ -351,7 +402,7 @@ static void print_group_table(const struct report_data *d)
 
 static int print_histograms(const struct report_data *d)
 {
-	char title[96];
+	char title[96], label[80];
 	int r = 0;
 
 	if (d->o->by == GROUP_NONE)
@@ -375,7 +426,8 @@ static int print_histograms(const struct report_data *d)
 			print_open_object(NULL);
 			print_string(group_key_name(d->o->by), NULL, g->key);
 			snprintf(title, sizeof(title), "%s %s", group_by_name(d->o->by),
-				 d->o->by == GROUP_HOST ? g->label : g->key);
+				 d->o->by == GROUP_HOST ? escape_text(g->label, label, sizeof(label)) :
+							  g->key);
 			r = print_histogram("histogram", title, &g->st, d->o);
 			print_close_object();
 		}
@@ -394,6 +446,8 @@ static void print_verdict(const struct report_data *d, bool exceeded)
 	if (exceeded)
 		print_text("\nVerdict: FAIL: max %s exceeds the hardlimit",
 			   format_latency(d->all.max_ns, (char[32]){ 0 }, 32));
+	else if (d->all.n == 0)
+		print_text("\nVerdict: PASS: no sample, nothing exceeds the hardlimit");
 	else
 		print_text("\nVerdict: PASS: max %s is within the hardlimit",
 			   format_latency(d->all.max_ns, (char[32]){ 0 }, 32));
@@ -426,14 +480,16 @@ int print_report(struct report_data *d, bool *ret_exceeded)
 			floor_ns = s->floor_ns;
 	}
 
+	print_u64("schema_version", NULL, REPORT_SCHEMA_VERSION);
 	print_text("hwlat report: %zu scan%s, %" PRIu64 " sample%s\n", n_scans,
 		   n_scans == 1 ? "" : "s", d->all.n, d->all.n == 1 ? "" : "s");
 	print_filters(o);
+	print_journal(d->read);
 
 	print_open_array("scans");
 	for (size_t i = 0; i < d->n_scans; i++)
 		if (d->scans[i].chosen)
-			print_scan(&d->scans[i]);
+			print_scan(&d->scans[i], d->read && d->read->n_problems > 0);
 	print_close_array();
 
 	print_open_object("summary");

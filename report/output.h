@@ -4,6 +4,9 @@
 
 #include "collect.h"
 
+/* The version of the --json document (docs/hwlat-report.schema.json). */
+#define REPORT_SCHEMA_VERSION 1
+
 /* Describes the active filters ("scan 0123..., cpus 0-1") into buf. */
 char *describe_filters(const struct options *o, char *buf, size_t size);
 

@@ -3,13 +3,17 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "escape.h"
 #include "parse.h"
 #include "print.h"
 
 #define MAX_DEPTH 16
+/* 2^53 - 1, the largest integer a double (JavaScript, jq) holds exactly. */
+#define JSON_SAFE_MAX 9007199254740991ULL
 
 static struct {
 	FILE *f;
@@ -35,7 +39,11 @@ int print_end(void)
 {
 	if (P.json)
 		fputs("}\n", P.f);
-	if (fflush(P.f) != 0 || ferror(P.f))
+	/* The cause (ENOSPC, EPIPE...) from the last write; ferror() alone
+	 * would only say that one failed. */
+	if (fflush(P.f) != 0)
+		return errno > 0 ? -errno : -EIO;
+	if (ferror(P.f))
 		return -EIO;
 	return 0;
 }
@@ -48,27 +56,7 @@ bool print_is_json(void)
 static void json_string(const char *s)
 {
 	fputc('"', P.f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		switch (*p) {
-		case '"':
-			fputs("\\\"", P.f);
-			break;
-		case '\\':
-			fputs("\\\\", P.f);
-			break;
-		case '\n':
-			fputs("\\n", P.f);
-			break;
-		case '\t':
-			fputs("\\t", P.f);
-			break;
-		default:
-			if (*p < 0x20)
-				fprintf(P.f, "\\u%04x", *p);
-			else
-				fputc(*p, P.f);
-		}
-	}
+	escape_write(P.f, s, ESCAPE_JSON);
 	fputc('"', P.f);
 }
 
@@ -159,9 +147,31 @@ static void print_value(const char *key, const char *fmt, const char *json, cons
 	}
 }
 
+/* Text from the journal never reaches the terminal raw (escape.h). */
+static void print_text_value(const char *fmt, const char *value)
+{
+	char *escaped = NULL;
+	size_t size = 0;
+	FILE *m = open_memstream(&escaped, &size);
+
+	if (!m) {
+		fprintf(P.f, fmt, "?");
+		return;
+	}
+	escape_write(m, value, ESCAPE_TEXT);
+	if (fclose(m) == 0 && escaped)
+		fprintf(P.f, fmt, escaped);
+	else
+		fprintf(P.f, fmt, "?");
+	free(escaped);
+}
+
 void print_string(const char *key, const char *fmt, const char *value)
 {
-	print_value(key, fmt, NULL, value ? value : "");
+	if (!P.json && fmt)
+		print_text_value(fmt, value ? value : "");
+	else
+		print_value(key, fmt, NULL, value ? value : "");
 }
 
 void print_u64(const char *key, const char *fmt, uint64_t value)
@@ -169,7 +179,10 @@ void print_u64(const char *key, const char *fmt, uint64_t value)
 	char num[24];
 
 	if (P.json) {
-		snprintf(num, sizeof(num), "%" PRIu64, value);
+		/* Every JSON parser reads integers up to 2^53 exactly; beyond, only
+		 * a string survives (possible only from forged journal entries). */
+		snprintf(num, sizeof(num), value > JSON_SAFE_MAX ? "\"%" PRIu64 "\"" : "%" PRIu64,
+			 value);
 		print_value(key, NULL, num, NULL);
 	} else if (fmt) {
 		fprintf(P.f, fmt, value);
@@ -200,10 +213,14 @@ static void print_ns(const char *key, const char *fmt, uint64_t ns,
 {
 	char buf[64];
 
-	if (P.json)
-		print_u64(key, NULL, ns);
-	else if (fmt)
+	if (P.json) {
+		/* A string: ns since the epoch exceed 2^53, beyond which JSON
+		 * parsers such as JavaScript's and jq's round numbers. */
+		snprintf(buf, sizeof(buf), "%" PRIu64, ns);
+		print_value(key, NULL, NULL, buf);
+	} else if (fmt) {
 		fprintf(P.f, fmt, format(ns, buf, sizeof(buf)));
+	}
 }
 
 void print_latency(const char *key, const char *fmt, uint64_t ns)

@@ -71,7 +71,7 @@ static int get_field(sd_journal *j, const char *field, char *buf, size_t size)
  * The ID in FIELD of the newest hwlat entry (restricted to the --boot chosen
  * when boot is true) over every journal file of the set.
  */
-static int newest_value(const struct journal_set *set, const struct options *o,
+static int newest_value(struct journal_set *set, const struct options *o,
 			const char *field, bool boot, char ret[ID128_LEN + 1])
 {
 	uint64_t best = 0;
@@ -84,6 +84,8 @@ static int newest_value(const struct journal_set *set, const struct options *o,
 		uint64_t usec;
 
 		r = journal_open(set, i, &j);
+		if (r < 0 && !set->local)
+			continue; /* named; the others may still be read */
 		if (r < 0)
 			return r;
 		r = add_matches(j, o, boot, false);
@@ -110,16 +112,22 @@ static int newest_value(const struct journal_set *set, const struct options *o,
 			break;
 		}
 		sd_journal_close(j);
+		if (r < 0 && !set->local) {
+			journal_file_failed(set, i, r);
+			continue;
+		}
 		if (r < 0) {
 			fprintf(stderr, "hwlat-report: cannot find the newest %s: %s\n",
 				field, strerror(-r));
 			return r;
 		}
 	}
+	if (journal_set_all_failed(set))
+		return -EIO;
 	return found ? 0 : -ENOENT;
 }
 
-int journal_select(const struct journal_set *set, struct options *o)
+int journal_select(struct journal_set *set, struct options *o)
 {
 	int r;
 
@@ -203,12 +211,70 @@ static void release_journal_pages(void)
 	}
 }
 
-/* Reads the chosen entries of one journal (file). */
-static int read_one(sd_journal *j, const struct options *o, const struct journal_handlers *h,
-		    void *userdata, uint64_t *malformed, uint64_t *entries)
+/* Notes that file i (or the local journal) could not be read whole. */
+static int add_problem(struct read_result *res, const struct journal_set *set, size_t i,
+		       int error, bool opened, uint64_t entries)
 {
+	struct file_problem *p = realloc(res->problems, (res->n_problems + 1) * sizeof(*p));
+
+	if (!p)
+		return -ENOMEM;
+	res->problems = p;
+	p[res->n_problems++] = (struct file_problem){
+		.path = set->local ? "the local journal" : set->files[i].path,
+		.error = error,
+		.opened = opened,
+		.entries = entries,
+	};
+	if (opened)
+		fprintf(stderr, "hwlat-report: journal file %s is corrupt (%s): read %" PRIu64
+				" hwlat entr%s of it; the rest cannot be read\n",
+			p[res->n_problems - 1].path, strerror(-error), entries,
+			entries == 1 ? "y" : "ies");
+	return 0;
+}
+
+void read_result_done(struct read_result *res)
+{
+	free(res->problems);
+	memset(res, 0, sizeof(*res));
+}
+
+/*
+ * sd-journal drops a file it finds corrupt in the middle of a walk, or
+ * skips what it cannot follow, without telling: the walk just ends early.
+ * Two checks find that out: the file still belongs to the journal (its
+ * usage is not 0), and a walk over all its entries meets as many as its
+ * header holds. Returns 0 or -EBADMSG.
+ */
+static int check_whole(sd_journal *j, const struct journal_set *set, size_t i)
+{
+	uint64_t usage = 0, header_entries, n = 0;
 	int r;
 
+	r = sd_journal_get_usage(j, &usage);
+	if (r >= 0 && usage == 0)
+		return -EBADMSG;
+	if (set->local || journal_file_entries(set, i, &header_entries) < 0)
+		return 0;
+	sd_journal_flush_matches(j);
+	r = sd_journal_seek_head(j);
+	while (r >= 0 && (r = sd_journal_next(j)) > 0)
+		n++;
+	if (r < 0)
+		return r;
+	return n < header_entries ? -EBADMSG : 0;
+}
+
+/* Reads the chosen entries of one journal (file); *ret_error tells why it
+ * could not be read whole, *entries counts its hwlat entries. */
+static int read_one(sd_journal *j, const struct options *o, const struct journal_handlers *h,
+		    void *userdata, struct read_result *res, uint64_t *entries, int *ret_error)
+{
+	uint64_t walked = 0;
+	int r;
+
+	*ret_error = 0;
 	r = add_matches(j, o, true, true);
 	if (r < 0)
 		return r;
@@ -233,23 +299,30 @@ static int read_one(sd_journal *j, const struct options *o, const struct journal
 
 		r = sd_journal_next(j);
 		if (r < 0) {
-			fprintf(stderr, "hwlat-report: cannot read the journal: %s\n",
-				strerror(-r));
-			return r;
+			*ret_error = r;
+			return 0;
 		}
 		if (r == 0)
 			return 0;
-		if (++*entries % RSS_CHECK_ENTRIES == 0 && resident_bytes() > RSS_BUDGET)
+		if (++walked % RSS_CHECK_ENTRIES == 0 && resident_bytes() > RSS_BUDGET)
 			release_journal_pages();
 
 		memset(&e, 0, sizeof(e));
-		SD_JOURNAL_FOREACH_DATA(j, d, len)
+		sd_journal_restart_data(j);
+		while ((r = sd_journal_enumerate_data(j, &d, &len)) > 0)
 			take_field(&e, d, len);
+		if (r < 0) {
+			/* A damaged object: the entry cannot be trusted. */
+			res->corrupt++;
+			*ret_error = r;
+			continue;
+		}
 		if (e.kind == KIND_NONE)
 			continue;
+		(*entries)++;
 		problem = entry_problem(&e);
 		if (problem) {
-			report_malformed(j, problem, ++*malformed);
+			report_malformed(j, problem, ++res->malformed);
 			continue;
 		}
 		if (e.kind == KIND_SAMPLE) {
@@ -268,13 +341,14 @@ static int read_one(sd_journal *j, const struct options *o, const struct journal
 	}
 }
 
-int journal_read(const struct journal_set *set, const struct options *o,
+int journal_read(struct journal_set *set, const struct options *o,
 		 const struct journal_handlers *h, void *userdata,
-		 uint64_t *ret_malformed)
+		 struct read_result *res)
 {
-	uint64_t malformed = 0, entries = 0;
 	int r = 0;
 
+	memset(res, 0, sizeof(*res));
+	res->files = journal_set_size(set);
 	/*
 	 * One file at a time: sd-journal merges open files entry by entry,
 	 * which costs time and memory for every file at every step, while the
@@ -282,16 +356,29 @@ int journal_read(const struct journal_set *set, const struct options *o,
 	 */
 	for (size_t i = 0; r >= 0 && i < journal_set_size(set); i++) {
 		sd_journal *j = NULL;
+		uint64_t entries = 0;
+		int error = 0;
 
 		r = journal_open(set, i, &j);
+		if (r < 0 && !set->local) {
+			r = add_problem(res, set, i, r, false, 0);
+			continue;
+		}
 		if (r < 0)
 			break;
-		r = read_one(j, o, h, userdata, &malformed, &entries);
+		r = read_one(j, o, h, userdata, res, &entries, &error);
+		if (r >= 0 && error == 0)
+			error = check_whole(j, set, i);
 		sd_journal_close(j);
+		if (r >= 0)
+			res->files_read++;
+		if (r >= 0 && error < 0)
+			r = add_problem(res, set, i, error, true, entries);
 	}
-	if (malformed > 0)
+	if (res->malformed > 0)
 		fprintf(stderr, "hwlat-report: %" PRIu64 " malformed hwlat entr%s skipped\n",
-			malformed, malformed == 1 ? "y" : "ies");
-	*ret_malformed = malformed;
+			res->malformed, res->malformed == 1 ? "y" : "ies");
+	if (r >= 0 && res->files_read == 0 && res->files > 0)
+		r = -EIO;
 	return r;
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "attribution.h"
+#include "escape.h"
 #include "print.h"
 #include "svg.h"
 
@@ -32,25 +33,7 @@
 
 static void xml_text(FILE *f, const char *s)
 {
-	for (; *s; s++) {
-		switch (*s) {
-		case '<':
-			fputs("&lt;", f);
-			break;
-		case '>':
-			fputs("&gt;", f);
-			break;
-		case '&':
-			fputs("&amp;", f);
-			break;
-		case '"':
-			fputs("&quot;", f);
-			break;
-		default:
-			if ((unsigned char)*s >= 0x20)
-				fputc(*s, f);
-		}
-	}
+	escape_write(f, s, ESCAPE_XML);
 }
 
 static void text(FILE *f, double x, double y, const char *anchor, const char *style,
@@ -180,6 +163,18 @@ static void draw_histogram(FILE *f, const struct report_data *d,
 	}
 }
 
+#define MAX_DECADE 19
+
+/* 10^e exactly, for 0 <= e <= MAX_DECADE. */
+static uint64_t power_of_ten(double e)
+{
+	uint64_t v = 1;
+
+	for (int i = 0; i < (int)e && i < MAX_DECADE; i++)
+		v *= 10;
+	return v;
+}
+
 static double time_y(double lo, double hi, uint64_t v)
 {
 	double l = log10(v > 0 ? (double)v : 1);
@@ -210,6 +205,12 @@ static void draw_timeline(FILE *f, const struct report_data *d,
 		vmax = hardlimit;
 	lo = floor(log10(vmin > 0 ? (double)vmin : 1));
 	hi = ceil(log10((double)vmax + 1));
+	/* 10^19 ns is the largest power of ten a uint64_t holds (10^20 would
+	 * overflow the label's conversion); anything above is drawn at the top. */
+	if (hi > MAX_DECADE)
+		hi = MAX_DECADE;
+	if (lo > MAX_DECADE - 1)
+		lo = MAX_DECADE - 1;
 	if (hi <= lo)
 		hi = lo + 1;
 	span = t1 > t0 ? (double)(t1 - t0) : 1;
@@ -219,8 +220,7 @@ static void draw_timeline(FILE *f, const struct report_data *d,
 
 		fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"%s\"/>\n",
 			LEFT, y, LEFT + PLOT_W, y, C_GRID);
-		text(f, LEFT - 6, y + 4, "end", "font-size=\"11\"",
-		     lat((uint64_t)pow(10, e), l1));
+		text(f, LEFT - 6, y + 4, "end", "font-size=\"11\"", lat(power_of_ten(e), l1));
 	}
 	for (int i = 0; i <= 5; i++) {
 		uint64_t t = t0 + (uint64_t)(span * i / 5);
@@ -313,9 +313,14 @@ static int write_svg(FILE *f, const struct report_data *d)
 		   "font-family=\"DejaVu Sans, Arial, Helvetica, sans-serif\">\n"
 		   "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
 		W, H, W, H);
-	snprintf(buf, sizeof(buf), "hwlat report: %zu scan%s, %" PRIu64 " samples, max %s, p99 %s",
-		 n_scans, n_scans == 1 ? "" : "s", d->all.n, lat(d->all.max_ns, l1),
-		 lat(stats_percentile(&d->all, 99), l2));
+	if (d->all.n == 0) /* no max or p99 of nothing */
+		snprintf(buf, sizeof(buf), "hwlat report: %zu scan%s, 0 samples", n_scans,
+			 n_scans == 1 ? "" : "s");
+	else
+		snprintf(buf, sizeof(buf),
+			 "hwlat report: %zu scan%s, %" PRIu64 " samples, max %s, p99 %s", n_scans,
+			 n_scans == 1 ? "" : "s", d->all.n, lat(d->all.max_ns, l1),
+			 lat(stats_percentile(&d->all, 99), l2));
 	text(f, LEFT, 32, "start", "font-size=\"20\" font-weight=\"bold\"", buf);
 	if (d->o->have_hardlimit) {
 		bool exceeded = d->all.max_ns > d->o->hardlimit_ns;
@@ -385,9 +390,11 @@ int svg_write(const char *path, const struct report_data *d)
 	{
 		int fd = mkstemp(tmp);
 
+		/* The user knows the path asked for, not our temporary name. */
 		if (fd < 0) {
 			r = -errno;
-			fprintf(stderr, "hwlat-report: cannot create %s: %s\n", tmp, strerror(-r));
+			fprintf(stderr, "hwlat-report: cannot write SVG %s: %s\n", path,
+				strerror(-r));
 			return r;
 		}
 		f = fdopen(fd, "w");
@@ -395,13 +402,16 @@ int svg_write(const char *path, const struct report_data *d)
 			r = -errno;
 			close(fd);
 			unlink(tmp);
-			fprintf(stderr, "hwlat-report: cannot write %s: %s\n", tmp, strerror(-r));
+			fprintf(stderr, "hwlat-report: cannot write SVG %s: %s\n", path,
+				strerror(-r));
 			return r;
 		}
 	}
 	r = write_svg(f, d);
-	if (fflush(f) != 0 || ferror(f))
-		r = r < 0 ? r : -EIO;
+	if (fflush(f) != 0 && r >= 0)
+		r = errno > 0 ? -errno : -EIO; /* ENOSPC says more than EIO */
+	if (ferror(f) && r >= 0)
+		r = -EIO;
 	if (fchmod(fileno(f), 0644) < 0 && r >= 0)
 		r = -errno;
 	if (fclose(f) != 0 && r >= 0)

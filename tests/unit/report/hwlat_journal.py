@@ -104,6 +104,23 @@ class Journal:
         return path
 
 
+def ns_values(obj):
+    """A --json document with its "*_ns" strings as Python ints (the report
+    prints nanoseconds as decimal strings: docs/hwlat-report.schema.json)."""
+    if isinstance(obj, dict):
+        return {k: (int(v) if k.endswith("_ns") and isinstance(v, str) else ns_values(v))
+                for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [ns_values(v) for v in obj]
+    return obj
+
+
+def load_json(text):
+    """Parses hwlat-report --json output; nanoseconds become ints."""
+    import json
+    return ns_values(json.loads(text))
+
+
 def run(*args, env=None):
     """Runs hwlat-report; returns (exit status, stdout, stderr)."""
     e = dict(os.environ)
