@@ -7,7 +7,8 @@
 #include "escape.h"
 #include "hwlat-journal.h"
 
-/* Host names may hold anything but a comma or quote would break a field. */
+/* Host names may hold anything: quoted, quotes doubled, control characters
+ * and bytes that are not UTF-8 replaced (escape.h). */
 static void csv_field(FILE *f, const char *s)
 {
 	fputc('"', f);

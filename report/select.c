@@ -260,7 +260,8 @@ static int check_whole(sd_journal *j, const struct journal_set *set, size_t i)
 	sd_journal_flush_matches(j);
 	r = sd_journal_seek_head(j);
 	while (r >= 0 && (r = sd_journal_next(j)) > 0)
-		n++;
+		if (++n % RSS_CHECK_ENTRIES == 0 && resident_bytes() > RSS_BUDGET)
+			release_journal_pages();
 	if (r < 0)
 		return r;
 	return n < header_entries ? -EBADMSG : 0;
