@@ -390,7 +390,13 @@ static void print_group_table(const struct report_data *d)
 		print_open_object(NULL);
 		print_string(group_key_name(d->o->by), NULL, g->key);
 		if (d->o->by == GROUP_HOST) {
-			print_string("hostname", "%-12.12s", g->label);
+			char label[80];
+
+			/* Escaped first, then cut between characters (not bytes). */
+			escape_text(g->label, label, sizeof(label));
+			label[utf8_cut(label, strlen(label), 12)] = '\0';
+			print_string("hostname", NULL, g->label);
+			print_text("%-12s", label);
 		} else {
 			print_text("%-12.12s", g->key);
 		}
