@@ -236,9 +236,12 @@ int journal_open(struct journal_set *set, size_t i, sd_journal **ret)
 }
 
 /* The journal file format (systemd's journal-def.h): a header starting with
- * "LPKSHHRH", little-endian, n_entries at byte 152 of a header at least
- * 160 bytes long (header_size at byte 88). */
+ * "LPKSHHRH", little-endian, the state at byte 16 (1: online, a writer may
+ * be appending), n_entries at byte 152 of a header at least 160 bytes long
+ * (header_size at byte 88). */
 #define HEADER_SIGNATURE "LPKSHHRH"
+#define HEADER_STATE_OFFSET 16
+#define STATE_ONLINE 1
 #define HEADER_SIZE_OFFSET 88
 #define HEADER_N_ENTRIES_OFFSET 152
 
@@ -262,6 +265,8 @@ int journal_file_entries(const struct journal_set *set, size_t i, uint64_t *ret)
 		return r;
 	if ((size_t)got < sizeof(h) || memcmp(h, HEADER_SIGNATURE, 8) != 0)
 		return -EBADMSG;
+	if (h[HEADER_STATE_OFFSET] == STATE_ONLINE)
+		return -EBUSY; /* the count may run ahead of what is linked yet */
 	memcpy(&header_size, h + HEADER_SIZE_OFFSET, 8);
 	if (le64toh(header_size) < sizeof(h))
 		return -EOPNOTSUPP; /* an old format without the count */

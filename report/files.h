@@ -44,7 +44,8 @@ void journal_file_failed(struct journal_set *set, size_t i, int error);
 /* True when every member failed (nothing can be read). */
 bool journal_set_all_failed(const struct journal_set *set);
 /* Entries the header of journal file i says it holds; -errno when it cannot
- * be read or is not a journal file header. */
+ * be read or is not a journal file header, -EBUSY while a writer has it
+ * open (online). */
 int journal_file_entries(const struct journal_set *set, size_t i, uint64_t *ret);
 /*
  * The local journal: files in /var/log/journal and /run/log/journal this
