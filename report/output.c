@@ -162,7 +162,7 @@ static void print_journal(const struct read_result *res)
 		const struct file_problem *p = &res->problems[i];
 
 		print_open_object(NULL);
-		print_string("path", "Warning:      journal file %s", p->path);
+		print_string("path", "Warning:      journal %s", p->path);
 		print_string("error", p->opened ? " is corrupt (%s):" : " not read (%s)\n",
 			     strerror(-p->error));
 		print_bool("opened", NULL, p->opened);

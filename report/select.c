@@ -221,13 +221,13 @@ static int add_problem(struct read_result *res, const struct journal_set *set, s
 		return -ENOMEM;
 	res->problems = p;
 	p[res->n_problems++] = (struct file_problem){
-		.path = set->local ? "the local journal" : set->files[i].path,
+		.path = set->local ? "(local)" : set->files[i].path,
 		.error = error,
 		.opened = opened,
 		.entries = entries,
 	};
 	if (opened)
-		fprintf(stderr, "hwlat-report: journal file %s is corrupt (%s): read %" PRIu64
+		fprintf(stderr, "hwlat-report: journal %s is corrupt (%s): read %" PRIu64
 				" hwlat entr%s of it; the rest cannot be read\n",
 			p[res->n_problems - 1].path, strerror(-error), entries,
 			entries == 1 ? "y" : "ies");

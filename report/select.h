@@ -21,7 +21,7 @@ struct journal_handlers {
 
 /* A journal file that could not be read whole. */
 struct file_problem {
-	const char *path;   /* "the local journal" for it */
+	const char *path;   /* "(local)" for the local journal */
 	int error;          /* negative errno: why */
 	bool opened;        /* false: nothing of it was read */
 	uint64_t entries;   /* hwlat entries read from it */
