@@ -325,8 +325,8 @@ static int write_svg(FILE *f, const struct report_data *d)
 	if (d->o->have_hardlimit) {
 		bool exceeded = d->all.max_ns > d->o->hardlimit_ns;
 
-		snprintf(buf, sizeof(buf), "%s: max %s the hardlimit %s",
-			 exceeded ? "FAIL" : "PASS", exceeded ? "exceeds" : "is within",
+		snprintf(buf, sizeof(buf), "%s: %s the hardlimit %s", exceeded ? "FAIL" : "PASS",
+			 exceeded ? "max exceeds" : d->all.n ? "max is within" : "no sample, nothing exceeds",
 			 lat(d->o->hardlimit_ns, l1));
 		text(f, LEFT, 60, "start",
 		     exceeded ? "font-size=\"18\" font-weight=\"bold\" fill=\"" C_OVER "\"" :
