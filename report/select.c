@@ -245,9 +245,10 @@ void read_result_done(struct read_result *res)
  * skips what it cannot follow, without telling: the walk just ends early.
  * Two checks find that out: the file still belongs to the journal (its
  * usage is not 0), and a walk over all its entries meets as many as its
- * header holds. Returns 0 or -EBADMSG.
+ * header holds; that second walk is saved when the walk of the hwlat
+ * entries (walked) already met them all. Returns 0 or -EBADMSG.
  */
-static int check_whole(sd_journal *j, const struct journal_set *set, size_t i)
+static int check_whole(sd_journal *j, const struct journal_set *set, size_t i, uint64_t walked)
 {
 	uint64_t usage = 0, header_entries, n = 0;
 	int r;
@@ -256,6 +257,8 @@ static int check_whole(sd_journal *j, const struct journal_set *set, size_t i)
 	if (r >= 0 && usage == 0)
 		return -EBADMSG;
 	if (set->local || journal_file_entries(set, i, &header_entries) < 0)
+		return 0;
+	if (walked >= header_entries)
 		return 0;
 	sd_journal_flush_matches(j);
 	r = sd_journal_seek_head(j);
@@ -268,14 +271,17 @@ static int check_whole(sd_journal *j, const struct journal_set *set, size_t i)
 }
 
 /* Reads the chosen entries of one journal (file); *ret_error tells why it
- * could not be read whole, *entries counts its hwlat entries. */
+ * could not be read whole, *entries counts its hwlat entries, *ret_walked
+ * the entries the walk met. */
 static int read_one(sd_journal *j, const struct options *o, const struct journal_handlers *h,
-		    void *userdata, struct read_result *res, uint64_t *entries, int *ret_error)
+		    void *userdata, struct read_result *res, uint64_t *entries, int *ret_error,
+		    uint64_t *ret_walked)
 {
 	uint64_t walked = 0;
 	int r;
 
 	*ret_error = 0;
+	*ret_walked = 0;
 	r = add_matches(j, o, true, true);
 	if (r < 0)
 		return r;
@@ -305,7 +311,8 @@ static int read_one(sd_journal *j, const struct options *o, const struct journal
 		}
 		if (r == 0)
 			return 0;
-		if (++walked % RSS_CHECK_ENTRIES == 0 && resident_bytes() > RSS_BUDGET)
+		*ret_walked = ++walked;
+		if (walked % RSS_CHECK_ENTRIES == 0 && resident_bytes() > RSS_BUDGET)
 			release_journal_pages();
 
 		memset(&e, 0, sizeof(e));
@@ -357,7 +364,7 @@ int journal_read(struct journal_set *set, const struct options *o,
 	 */
 	for (size_t i = 0; r >= 0 && i < journal_set_size(set); i++) {
 		sd_journal *j = NULL;
-		uint64_t entries = 0;
+		uint64_t entries = 0, walked = 0;
 		int error = 0;
 
 		r = journal_open(set, i, &j);
@@ -367,9 +374,9 @@ int journal_read(struct journal_set *set, const struct options *o,
 		}
 		if (r < 0)
 			break;
-		r = read_one(j, o, h, userdata, res, &entries, &error);
+		r = read_one(j, o, h, userdata, res, &entries, &error, &walked);
 		if (r >= 0 && error == 0)
-			error = check_whole(j, set, i);
+			error = check_whole(j, set, i, walked);
 		sd_journal_close(j);
 		if (r >= 0)
 			res->files_read++;
