@@ -94,7 +94,13 @@ static void print_maybe(const char *key, const char *fmt, bool known, uint64_t v
 	char num[24];
 
 	if (known && print_is_json()) {
-		print_u64(key, NULL, v);
+		size_t len = strlen(key);
+
+		/* Nanoseconds are strings in JSON (print_latency), counts numbers. */
+		if (len > 3 && strcmp(key + len - 3, "_ns") == 0)
+			print_latency(key, NULL, v);
+		else
+			print_u64(key, NULL, v);
 		return;
 	}
 	snprintf(num, sizeof(num), "%" PRIu64, v);

@@ -121,10 +121,12 @@ class Journal:
 
 
 def ns_values(obj):
-    """A --json document with its "*_ns" strings as Python ints (the report
-    prints nanoseconds as decimal strings: docs/hwlat-report.schema.json)."""
+    """A --json document with its "*_ns" decimal strings as Python ints (the
+    report prints nanoseconds as strings: docs/hwlat-report.schema.json);
+    "unavailable" stays as it is."""
     if isinstance(obj, dict):
-        return {k: (int(v) if k.endswith("_ns") and isinstance(v, str) else ns_values(v))
+        return {k: (int(v) if k.endswith("_ns") and isinstance(v, str) and v.isdigit()
+                    else ns_values(v))
                 for k, v in obj.items()}
     if isinstance(obj, list):
         return [ns_values(v) for v in obj]
