@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The per-CPU NMI counts of the "NMI:" line of /proc/interrupts, for the
- * guest programs that check NMIs: nmi-probe (tests/kernel/lab) and
- * tests/accuracy/acc-guest.c. Header only, because both are built as one
- * file each with gcc -static; it needs nothing but the C library.
+ * The per-CPU counts of one line of /proc/interrupts ("NMI:", "LOC:",
+ * "CAL:", ...), for the guest programs that check interrupts: nmi-probe
+ * (tests/kernel/lab) and tests/accuracy/acc-guest.c. Header only, because
+ * both are built as one file each with gcc -static; it needs nothing but
+ * the C library.
  */
 #ifndef HWLAT_NMI_COUNT_H
 #define HWLAT_NMI_COUNT_H
@@ -14,13 +15,15 @@
 #include <string.h>
 
 /*
- * Stores the NMI count of CPU 0, 1, ... in v[0..max): returns the number of
- * CPUs, -ENODATA when /proc/interrupts has no NMI line, -E2BIG when it lists
- * more than max CPUs, or -errno when it cannot be opened.
+ * Stores the count of CPU 0, 1, ... of the line tagged @tag (e.g. "LOC:") in
+ * v[0..max): returns the number of CPUs, -ENODATA when /proc/interrupts has
+ * no such line, -E2BIG when it lists more than max CPUs, or -errno when it
+ * cannot be opened.
  */
-static inline int nmi_counts(unsigned long long *v, int max)
+static inline int irq_line_counts(const char *tag, unsigned long long *v, int max)
 {
 	char line[4096];
+	size_t len = strlen(tag);
 	int n = -ENODATA;
 	FILE *f = fopen("/proc/interrupts", "re");
 
@@ -31,9 +34,9 @@ static inline int nmi_counts(unsigned long long *v, int max)
 
 		while (*p == ' ')
 			p++;
-		if (strncmp(p, "NMI:", 4) != 0)
+		if (strncmp(p, tag, len) != 0)
 			continue;
-		p += 4;
+		p += len;
 		for (n = 0;; p = end) {
 			unsigned long long count;
 
@@ -51,6 +54,12 @@ static inline int nmi_counts(unsigned long long *v, int max)
 	}
 	fclose(f);
 	return n;
+}
+
+/* The NMI line; see irq_line_counts(). */
+static inline int nmi_counts(unsigned long long *v, int max)
+{
+	return irq_line_counts("NMI:", v, max);
 }
 
 #endif
