@@ -11,8 +11,12 @@
  *   HWLAT-MSR <when> <MSR_SMI_COUNT of cpu0> <cpu1> ...   (if /dev/cpu/N/msr)
  *   HWLAT-MARK sampling <mode> <CLOCK_REALTIME ns>        (detector enabled)
  *   HWLAT-SAMPLE <stream line, verbatim>
- *   HWLAT-SMI <k> <CLOCK_REALTIME ns> <cpu>               (one raised SMI)
+ *   HWLAT-SMI <k> <CLOCK_REALTIME ns> <cpu> [frozen_before_us=<us> frozen_after_us=<us>
+ *             cost_ns=<ns>]      (one raised SMI; gate=: see below; -1: LOC moved, cost: outb)
+ *   HWLAT-SMI-COST <k> <ns>                               (smi-control: one outb's time)
  *   HWLAT-SMI-CONTROL raised=<n> cpu=<cpu>                (smi-control done)
+ *   HWLAT-FREEZE <CLOCK_REALTIME ns from> <to>            (freeze=1: this CPU was held)
+ *   HWLAT-IRQ <when> <tag> <count of cpu0> <cpu1> ...     (idle=S: CAL, RES lines)
  *   HWLAT-STATS count=<n> max=<us> dropped=<n>
  *   HWLAT-TRACE-CLOCK <trace_clock in use>               (sample ... trace)
  *   HWLAT-TRACE-CAL <k> <CLOCK_REALTIME ns before> <after> (marker "hwlat-cal <k>")
@@ -22,10 +26,31 @@
  *   HWLAT-MARK done <stream lines>
  *   HWLAT-ERROR <what failed and why>                     (then exit 1)
  *
- * Usage: acc-guest sample <mode> <seconds> [<smis to raise>] [trace]
+ * Usage: acc-guest sample <mode> <seconds> [<smis to raise>] [trace] [OPTION=VALUE...]
  *        acc-guest selfcheck <seconds>   (user-space spinner, no module)
  *        acc-guest smi-control <n> <cpu> (n SMIs from cpu, detector disabled)
  *        acc-guest nmi                   (prints the NMI line only)
+ *
+ * Options of "sample" (the SMI and IPI tests of issue 12):
+ *   threshold=US   detector threshold (default 20000)
+ *   cpus=LIST      the detector's cpus (default: untouched, all CPUs)
+ *   gate=R,W,N     raise N SMIs from CPU R, each while CPU W is inside a width:
+ *                  its local timer count (LOC) stood still for 20 ms before
+ *                  the SMI (and, unless desync=, R saw it stop <= 300 ms
+ *                  earlier), and is checked for 20 ms after it (guest booted
+ *                  with nohz=off, so a CPU with interrupts on ticks every
+ *                  1/HZ s, idle or not, and only a width holds them off)
+ *   desync=C       run on CPU C; at its first chance 0.5 s or more after
+ *                  enabling (hwlatd/C's first sleep), spin there at
+ *                  SCHED_FIFO for 0.5 s: hwlatd/C (SCHED_OTHER) waits, and
+ *                  per-cpu mode's samplers then run half a window out of phase
+ *                  (else a raiser on C runs only while every sampler sleeps)
+ *   freeze=C       run on CPU C and print a HWLAT-FREEZE line as soon as it
+ *                  was held >= 400 ms (a stop-machine width): the host raises
+ *                  SMIs inside the next width (no CPU of the guest can run then)
+ *   idle=S         before enabling, count IPIs (CAL, RES lines) over S s with
+ *                  the detector disabled, then over the sampling from 2 s after
+ *                  enabling to the end (run on the last CPU)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -124,20 +149,51 @@ static void get(const char *name, char *buf, size_t size)
 	buf[strcspn(buf, "\n")] = '\0';
 }
 
-/* "HWLAT-NMI <when> n0 n1 ...": the NMI line of /proc/interrupts. */
-static void print_nmis(const char *when)
+/* The counts of a /proc/interrupts line (tag "NMI:", "LOC:" ...); fails if none. */
+static int irq_counts(const char *tag, unsigned long long *v)
 {
-	unsigned long long v[MAX_CPUS];
-	int n = nmi_counts(v, MAX_CPUS);
+	int n = irq_line_counts(tag, v, MAX_CPUS);
 
 	if (n == -ENODATA)
-		fail("/proc/interrupts has no NMI line");
+		fail("/proc/interrupts has no %s line", tag);
 	if (n < 0)
-		fail("reading the NMI line of /proc/interrupts: %s", strerror(-n));
-	printf("HWLAT-NMI %s", when);
+		fail("reading the %s line of /proc/interrupts: %s", tag, strerror(-n));
+	return n;
+}
+
+/* "<prefix> n0 n1 ...": the counts of one /proc/interrupts line. */
+static void print_irq_line(const char *prefix, const char *tag)
+{
+	unsigned long long v[MAX_CPUS];
+	int n = irq_counts(tag, v);
+
+	printf("%s", prefix);
 	for (int i = 0; i < n; i++)
 		printf(" %llu", v[i]);
 	putchar('\n');
+}
+
+/* "HWLAT-NMI <when> n0 n1 ...": the NMI line of /proc/interrupts. */
+static void print_nmis(const char *when)
+{
+	char prefix[64];
+
+	snprintf(prefix, sizeof(prefix), "HWLAT-NMI %s", when);
+	print_irq_line(prefix, "NMI:");
+}
+
+/* "HWLAT-IRQ <when> CAL ..." and "... RES ...": the IPIs each CPU took. */
+static void print_ipis(const char *when)
+{
+	static const char *const tags[] = { "CAL", "RES" };
+	char prefix[64], tag[8];
+
+	for (size_t i = 0; i < sizeof(tags) / sizeof(tags[0]); i++) {
+		snprintf(prefix, sizeof(prefix), "HWLAT-IRQ %s %s", when, tags[i]);
+		snprintf(tag, sizeof(tag), "%s:", tags[i]);
+		print_irq_line(prefix, tag);
+	}
+	fflush(stdout);
 }
 
 /* "HWLAT-MSR <when> v0 v1 ...": MSR_SMI_COUNT per CPU, when readable. */
@@ -405,9 +461,15 @@ static void trace_stop(void)
 	fflush(stdout);
 }
 
-static void raise_smi(int k)
+/* Raises one SMI through the APM control port; returns when SMM has left. */
+static void apm_smi(void)
 {
 	outb(0, APM_CNT_PORT);
+}
+
+static void raise_smi(int k)
+{
+	apm_smi();
 	printf("HWLAT-SMI %d %lld %d\n", k, (long long)now_ns(CLOCK_REALTIME), sched_getcpu());
 }
 
@@ -427,21 +489,126 @@ static size_t emit_lines(char *buf, size_t len, unsigned *nlines)
 	return len;
 }
 
-static int sample(const char *mode, long seconds, long smis, int trace)
+/* What "sample" does besides reading the stream (see the usage above). */
+struct sample_opts {
+	const char *mode;
+	long seconds;
+	long smis;		/* raised from CPU 0 at fixed times (SeaBIOS test) */
+	int trace;
+	const char *threshold;	/* us, as text */
+	const char *cpus;	/* NULL: untouched */
+	long gate_raise, gate_watch, gate_n;	/* gate_n 0: no gate */
+	long desync;		/* -1: none */
+	long freeze;		/* -1: none */
+	long idle;		/* 0: no IPI count */
+};
+
+#define GATE_HOLD_NS 20000000LL	/* LOC still this long before and after an SMI */
+#define GATE_FRESH_NS 10000000LL	/* a look this recent dates a width's start */
+#define GATE_LATEST_NS 300000000LL	/* raise this soon after it, at the latest */
+#define FREEZE_NS 400000000LL	/* a pause this long is a stop-machine width */
+
+/*
+ * Raises SMIs from one CPU while another is inside a width. A width is the
+ * only thing that keeps a CPU's interrupts off for long: with nohz=off the
+ * local timer ticks every 1/HZ s on a CPU with interrupts on, busy or idle,
+ * so a LOC count that stands still for 20 ms on the watched CPU means it has
+ * been inside one width the whole time (the sampler sleeps 100 ms with
+ * interrupts on between widths, far more than a tick). The SMI is raised
+ * then, and the count must stand still 20 ms more: the SMI lies 20 ms or
+ * more from both ends of that width. One SMI per width.
+ */
+struct gate {
+	long raised;
+	int posting;			/* an SMI was raised; checking the 20 ms after */
+	unsigned long long loc;		/* watched CPU's LOC count ... */
+	int64_t since;			/* ... unchanged since then (CLOCK_MONOTONIC) */
+	unsigned long long used;	/* the LOC count of the last width used */
+	int64_t seen;			/* the previous look (CLOCK_MONOTONIC) */
+	int fresh;			/* the look before `since` was <= 10 ms earlier */
+	int64_t raised_mono, raised_real, cost;
+};
+
+static void gate_step(struct gate *g, const struct sample_opts *o)
 {
-	char buf[65536], val[256], msg[1024];
-	_cleanup_close_ int fd = -1;
-	size_t have = 0;
-	unsigned nlines = 0;
-	int64_t start, deadline, next_smi = INT64_MAX;
-	long raised = 0;
-	int r, tracing = 0;
+	unsigned long long v[MAX_CPUS];
+	int64_t now;
+	int n;
+
+	if (g->raised >= o->gate_n && !g->posting)
+		return;
+	n = irq_counts("LOC:", v);
+	now = now_ns(CLOCK_MONOTONIC);
+	if (o->gate_watch >= n)
+		fail("gate: no CPU %ld in the LOC line (%d CPUs)", o->gate_watch, n);
+	if (g->posting) {
+		if (v[o->gate_watch] != g->loc || now - g->raised_mono >= GATE_HOLD_NS) {
+			int held = v[o->gate_watch] == g->loc;
+
+			printf("HWLAT-SMI %ld %lld %d frozen_before_us=%lld frozen_after_us=%lld "
+			       "cost_ns=%lld\n", g->raised - 1, (long long)g->raised_real,
+			       sched_getcpu(), (long long)(g->raised_mono - g->since) / 1000,
+			       held ? (long long)(now - g->raised_mono) / 1000 : -1LL,
+			       (long long)g->cost);
+			fflush(stdout);
+			g->posting = 0;
+			g->used = g->loc;
+		}
+		return;
+	}
+	if (v[o->gate_watch] != g->loc) {
+		g->loc = v[o->gate_watch];
+		g->fresh = now - g->seen <= GATE_FRESH_NS;
+		g->since = now;
+		g->seen = now;
+		return;
+	}
+	g->seen = now;
+	if (g->loc == g->used || now - g->since < GATE_HOLD_NS)
+		return;
+	/*
+	 * Where this CPU saw the width begin (it looked 10 ms or less before),
+	 * the width has >= 500 ms left: raise only in its first 300 ms. Where
+	 * it could not (desync: it runs only while its own sampler sleeps,
+	 * mid-way through the watched CPU's width), the check after the SMI
+	 * stands alone.
+	 */
+	if (o->desync < 0 && (!g->fresh || now - g->since > GATE_LATEST_NS))
+		return;
+	g->raised_mono = now_ns(CLOCK_MONOTONIC);
+	g->raised_real = now_ns(CLOCK_REALTIME);
+	apm_smi();
+	g->cost = now_ns(CLOCK_MONOTONIC) - g->raised_mono;
+	g->raised++;
+	g->posting = 1;
+}
+
+/* Holds the current CPU for @ns at SCHED_FIFO 1, then returns to SCHED_OTHER. */
+static void hold_cpu(int64_t ns)
+{
+	struct sched_param fifo = { .sched_priority = 1 }, other = { .sched_priority = 0 };
+	int64_t end;
+
+	if (sched_setscheduler(0, SCHED_FIFO, &fifo) < 0)
+		fail("sched_setscheduler(SCHED_FIFO): %s", strerror(errno));
+	end = now_ns(CLOCK_MONOTONIC) + ns;
+	while (now_ns(CLOCK_MONOTONIC) < end)
+		;
+	if (sched_setscheduler(0, SCHED_OTHER, &other) < 0)
+		fail("sched_setscheduler(SCHED_OTHER): %s", strerror(errno));
+}
+
+static void configure(const struct sample_opts *o)
+{
+	char val[256], msg[1024];
 
 	set("enable", "0");
 	set("window", "1000000");
 	set("width", "900000");
-	set("threshold", "20000");
-	set("mode", mode);
+	set("threshold", o->threshold);
+	set("mode", o->mode);
+	if (o->cpus)
+		set("cpus", o->cpus);
 	msg[0] = '\0';
 	for (const char *const *f = (const char *const[]){ "threshold", "width", "window",
 							  "cpus", "clock", NULL };
@@ -457,21 +624,54 @@ static int sample(const char *mode, long seconds, long smis, int trace)
 		if (!close_br)
 			fail("mode file does not bracket the current mode: '%s'", val);
 		*close_br = '\0';
-		if (strcmp(open_br + 1, mode) != 0)
-			fail("mode file says '%s' after writing '%s'", open_br + 1, mode);
+		if (strcmp(open_br + 1, o->mode) != 0)
+			fail("mode file says '%s' after writing '%s'", open_br + 1, o->mode);
 		snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), " mode=%s", open_br + 1);
 	}
 	printf("HWLAT-CONFIG%s\n", msg);
+}
+
+/* The CPU the IPI count runs on: the last one (the detector samples others). */
+static long last_cpu(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n > 1 ? n - 1 : 0;
+}
+
+static int sample(const struct sample_opts *o)
+{
+	char buf[65536];
+	_cleanup_close_ int fd = -1;
+	size_t have = 0;
+	unsigned nlines = 0;
+	int64_t start, deadline, next_smi = INT64_MAX, last = 0, ipi_at = INT64_MAX;
+	long raised = 0;
+	int r, tracing = 0, desynced = o->desync < 0;
+	struct gate gate = { .used = ~0ULL };
+
+	configure(o);
 
 	/*
 	 * SMIs are raised from CPU 0 only: under QEMU 7.2 TCG with SeaBIOS, an
 	 * SMI raised from CPU 1 never leaves SMM (the guest hangs with the
 	 * detector disabled, even unloaded; see tests/accuracy/README.md).
 	 */
-	if (smis > 0) {
+	if (o->smis > 0)
 		pin(0);
-		if (ioperm(APM_CNT_PORT, 1, 1) < 0)
-			fail("ioperm(0x%x): %s", APM_CNT_PORT, strerror(errno));
+	if ((o->smis > 0 || o->gate_n > 0) && ioperm(APM_CNT_PORT, 1, 1) < 0)
+		fail("ioperm(0x%x): %s", APM_CNT_PORT, strerror(errno));
+	if (o->gate_n > 0)
+		pin(o->gate_raise);
+	if (o->desync >= 0)
+		pin(o->desync);
+	if (o->freeze >= 0)
+		pin(o->freeze);
+	if (o->idle > 0) {
+		pin(last_cpu());
+		print_ipis("idle-before");
+		sleep((unsigned)o->idle);
+		print_ipis("idle-after");
 	}
 
 	print_nmis("before");
@@ -481,26 +681,50 @@ static int sample(const char *mode, long seconds, long smis, int trace)
 	fd = open(DIR "stream", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		fail("opening " DIR "stream: %s", strerror(errno));
-	if (trace)
-		tracing = trace_start(mode);
+	if (o->trace)
+		tracing = trace_start(o->mode);
 	set("enable", "1");
 	start = now_ns(CLOCK_MONOTONIC);
-	deadline = start + seconds * 1000000000LL;
-	if (smis > 0)
-		next_smi = start + (deadline - start) / (smis + 1);
-	printf("HWLAT-MARK sampling %s %lld\n", mode, (long long)now_ns(CLOCK_REALTIME));
+	deadline = start + o->seconds * 1000000000LL;
+	if (o->smis > 0)
+		next_smi = start + (deadline - start) / (o->smis + 1);
+	if (o->idle > 0)
+		ipi_at = start + 2000000000LL;
+	printf("HWLAT-MARK sampling %s %lld\n", o->mode, (long long)now_ns(CLOCK_REALTIME));
 	fflush(stdout);
 
 	for (;;) {
 		int64_t now = now_ns(CLOCK_MONOTONIC), until = deadline;
 		struct pollfd p = { .fd = fd, .events = POLLIN };
+		int timeout;
 		ssize_t n;
 
+		if (o->freeze >= 0 && last && now - last >= FREEZE_NS) {
+			int64_t real = now_ns(CLOCK_REALTIME);
+
+			printf("HWLAT-FREEZE %lld %lld\n", (long long)(real - (now - last)),
+			       (long long)real);
+			fflush(stdout);
+		}
+		last = now;
+		if (!desynced && now >= start + 500000000LL) {
+			hold_cpu(500000000LL);
+			printf("HWLAT-NOTE cpu %ld held at SCHED_FIFO for 500 ms from %lld ms after "
+			       "enabling\n", o->desync, (long long)(now - start) / 1000000);
+			desynced = 1;
+			continue;
+		}
+		if (desynced && o->gate_n > 0)
+			gate_step(&gate, o);
+		if (now >= ipi_at) {
+			print_ipis("sampling-before");
+			ipi_at = INT64_MAX;
+		}
 		if (now >= next_smi) {
 			raise_smi((int)raised);
 			raised++;
-			next_smi = raised < smis ?
-				start + (deadline - start) * (raised + 1) / (smis + 1) :
+			next_smi = raised < o->smis ?
+				start + (deadline - start) * (raised + 1) / (o->smis + 1) :
 				INT64_MAX;
 			continue;
 		}
@@ -508,7 +732,11 @@ static int sample(const char *mode, long seconds, long smis, int trace)
 			break;
 		if (next_smi < until)
 			until = next_smi;
-		r = poll(&p, 1, (int)((until - now) / 1000000 + 1));
+		timeout = (int)((until - now) / 1000000 + 1);
+		/* The gate and the freeze watch look every 2 ms. */
+		if ((o->gate_n > 0 || o->freeze >= 0 || !desynced) && timeout > 2)
+			timeout = 2;
+		r = poll(&p, 1, timeout);
 		if (r < 0 && errno != EINTR)
 			fail("poll(stream): %s", strerror(errno));
 		if (r <= 0)
@@ -523,6 +751,8 @@ static int sample(const char *mode, long seconds, long smis, int trace)
 		have = emit_lines(buf, have + (size_t)n, &nlines);
 		fflush(stdout);
 	}
+	if (o->idle > 0)
+		print_ipis("sampling-after");
 
 	/* Drain: disable, then read to EOF (bounded, so a hang is reported). */
 	set("enable", "0");
@@ -558,7 +788,7 @@ static int sample(const char *mode, long seconds, long smis, int trace)
 		get("max", max, sizeof(max));
 		get("dropped", dropped, sizeof(dropped));
 		printf("HWLAT-STATS count=%s max=%s dropped=%s raised_smis=%ld\n", count, max,
-		       dropped, raised);
+		       dropped, raised + gate.raised);
 	}
 	printf("HWLAT-MARK done %u\n", nlines);
 	fflush(stdout);
@@ -566,10 +796,12 @@ static int sample(const char *mode, long seconds, long smis, int trace)
 }
 
 /*
- * Control experiment for the SMI test, detector disabled: raises n SMIs
+ * Control experiment for the SMI tests, detector disabled: raises n SMIs
  * 200 ms apart between two MSR_SMI_COUNT readings, so the platform's own
- * ground truth (QEMU + SeaBIOS SMM, the msr driver) is checked before the
- * detector is judged against it.
+ * ground truth (QEMU + the firmware's SMM, the msr driver) is checked before
+ * the detector is judged against it. Each outb is timed: the time the
+ * raising CPU spent in SMM, which every CPU spends there when the firmware
+ * broadcasts (the tests' threshold must be below it).
  */
 static int smi_control(long n, long cpu)
 {
@@ -578,7 +810,10 @@ static int smi_control(long n, long cpu)
 		fail("ioperm(0x%x): %s", APM_CNT_PORT, strerror(errno));
 	print_smi_msrs("control-before");
 	for (long k = 0; k < n; k++) {
-		outb(0, APM_CNT_PORT);
+		int64_t t0 = now_ns(CLOCK_MONOTONIC);
+
+		apm_smi();
+		printf("HWLAT-SMI-COST %ld %lld\n", k, (long long)(now_ns(CLOCK_MONOTONIC) - t0));
 		usleep(200000);
 	}
 	print_smi_msrs("control-after");
@@ -598,6 +833,58 @@ static long number(const char *s, const char *what)
 	return v;
 }
 
+/* "R,W,N" of gate=. */
+static void parse_gate(const char *s, struct sample_opts *o)
+{
+	char copy[64], *w, *n;
+
+	snprintf(copy, sizeof(copy), "%s", s);
+	w = strchr(copy, ',');
+	n = w ? strchr(w + 1, ',') : NULL;
+	if (!n)
+		fail("gate=%s: want gate=<raising cpu>,<watched cpu>,<smis>", s);
+	*w++ = '\0';
+	*n++ = '\0';
+	o->gate_raise = number(copy, "gate's raising cpu");
+	o->gate_watch = number(w, "gate's watched cpu");
+	o->gate_n = number(n, "gate's smis");
+	if (o->gate_raise == o->gate_watch)
+		fail("gate=%s: the raising CPU must not be the watched one", s);
+}
+
+/* sample <mode> <seconds> [<smis>] [trace] [OPTION=VALUE...] */
+static int sample_cmd(int argc, char **argv)
+{
+	struct sample_opts o = { .mode = argv[2], .threshold = "20000", .desync = -1,
+				 .freeze = -1 };
+	int i = 4;
+
+	o.seconds = number(argv[3], "seconds");
+	if (i < argc && strchr(argv[i], '=') == NULL && strcmp(argv[i], "trace") != 0)
+		o.smis = number(argv[i++], "smis");
+	for (; i < argc; i++) {
+		const char *a = argv[i], *v = strchr(a, '=') ? strchr(a, '=') + 1 : NULL;
+
+		if (strcmp(a, "trace") == 0)
+			o.trace = 1;
+		else if (v && strncmp(a, "threshold=", 10) == 0 && number(v, "threshold") >= 0)
+			o.threshold = v;
+		else if (v && strncmp(a, "cpus=", 5) == 0)
+			o.cpus = v;
+		else if (v && strncmp(a, "gate=", 5) == 0)
+			parse_gate(v, &o);
+		else if (v && strncmp(a, "desync=", 7) == 0)
+			o.desync = number(v, "desync cpu");
+		else if (v && strncmp(a, "freeze=", 7) == 0)
+			o.freeze = number(v, "freeze cpu");
+		else if (v && strncmp(a, "idle=", 5) == 0)
+			o.idle = number(v, "idle seconds");
+		else
+			fail("sample: unknown argument '%s'", a);
+	}
+	return sample(&o);
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -609,15 +896,8 @@ int main(int argc, char **argv)
 		return smi_control(number(argv[2], "smis"), number(argv[3], "cpu"));
 	if (argc == 3 && strcmp(argv[1], "selfcheck") == 0)
 		return selfcheck(number(argv[2], "seconds"));
-	if (argc >= 4 && argc <= 6 && strcmp(argv[1], "sample") == 0) {
-		int trace = strcmp(argv[argc - 1], "trace") == 0;
-
-		if (trace)
-			argc--;
-		if (argc == 4 || argc == 5)
-			return sample(argv[2], number(argv[3], "seconds"),
-				      argc == 5 ? number(argv[4], "smis") : 0, trace);
-	}
-	fail("usage: acc-guest sample <mode> <seconds> [<smis>] [trace] | selfcheck <seconds> | "
-	     "smi-control <n> <cpu> | nmi");
+	if (argc >= 4 && strcmp(argv[1], "sample") == 0)
+		return sample_cmd(argc, argv);
+	fail("usage: acc-guest sample <mode> <seconds> [<smis>] [trace] [OPTION=VALUE...] | "
+	     "selfcheck <seconds> | smi-control <n> <cpu> | nmi");
 }

@@ -33,27 +33,46 @@ class StreamLine:
     count: int
     nmi_count: int
     nmi_ns: int
-    smi_count: int
+    smi_count: int   # None: "-", the CPU cannot count SMIs
     raw: str = ""
+    smi_ns: int = None   # None: "-", or an old 10-field line (no such field)
+    fields: int = 11
 
     @property
     def latency(self):
         return max(self.inner, self.outer)
 
+    @property
+    def smis(self):
+        """smi_count, 0 when unavailable (for checks that only ask "any?")."""
+        return self.smi_count or 0
 
-_STREAM_RE = re.compile(r"^(\d+) (\d+) (\d+)\.(\d{9}) (\d+) (\d+) (\d+) (\d+) (\d+) (\d+)$")
+
+# 11 fields (issue 12: smi_count and smi_ns, each "-" when the CPU cannot
+# count SMIs); the 10-field line of earlier modules has no smi_ns.
+_STREAM_RE = re.compile(r"^(\d+) (\d+) (\d+)\.(\d{9}) (\d+) (\d+) (\d+) (\d+) (\d+) (\d+|-)"
+                        r"(?: (\d+|-))?$")
 
 
 def parse_stream_line(text):
-    """Parses one stream line strictly; raises GuestError naming the line."""
+    """Parses one stream line strictly (11 fields, or the old 10); raises
+    GuestError naming the line. smi_count and smi_ns are None for "-"."""
     m = _STREAM_RE.match(text)
     if not m:
         raise GuestError(f"malformed stream line (want '<seq> <cpu> <sec>.<9-digit nsec> "
-                         f"<inner_ns> <outer_ns> <count> <nmi_count> <nmi_ns> <smi_count>'): "
-                         f"{text!r}")
-    v = [int(x) for x in m.groups()]
+                         f"<inner_ns> <outer_ns> <count> <nmi_count> <nmi_ns> <smi_count> "
+                         f"<smi_ns>', the last two a number or '-', or the old 10 fields "
+                         f"without smi_ns): {text!r}")
+    g = m.groups()
+    if g[10] is not None and (g[9] == "-") != (g[10] == "-"):
+        raise GuestError(f"stream line with one of smi_count, smi_ns '-' and the other a "
+                         f"number: {text!r}")
+    v = [int(x) for x in g[:9]]
     return StreamLine(seq=v[0], cpu=v[1], ts=v[2] * SEC + v[3], inner=v[4], outer=v[5],
-                      count=v[6], nmi_count=v[7], nmi_ns=v[8], smi_count=v[9], raw=text)
+                      count=v[6], nmi_count=v[7], nmi_ns=v[8],
+                      smi_count=None if g[9] == "-" else int(g[9]), raw=text,
+                      smi_ns=None if g[10] in (None, "-") else int(g[10]),
+                      fields=10 if g[10] is None else 11)
 
 
 @dataclass
@@ -67,7 +86,11 @@ class GuestRun:
     nmi: dict = field(default_factory=dict)           # when -> [per cpu]
     msr: dict = field(default_factory=dict)           # when -> [per cpu]
     smis: list = field(default_factory=list)          # (k, guest ns, cpu)
+    smi_gate: dict = field(default_factory=dict)      # k -> (frozen before, after us, outb ns)
+    smi_costs: list = field(default_factory=list)     # ns of each control outb
     smi_control: int = None                           # SMIs raised, detector off
+    freezes: list = field(default_factory=list)       # (guest ns from, to)
+    irqs: dict = field(default_factory=dict)          # (when, tag) -> [per cpu]
     stats: dict = field(default_factory=dict)
     done: int = None
     exit_status: int = None
@@ -125,8 +148,21 @@ def parse_guest_output(lines):
                 when, *vals = rest.split()
                 run.msr[when] = [int(x) for x in vals]
             elif tag == "HWLAT-SMI":
-                k, ts, cpu = rest.split()
+                k, ts, cpu, *kv = rest.split()
                 run.smis.append((int(k), int(ts), int(cpu)))
+                if kv:
+                    d = key_values(" ".join(kv))
+                    run.smi_gate[int(k)] = (int(d["frozen_before_us"]),
+                                            int(d["frozen_after_us"]), int(d["cost_ns"]))
+            elif tag == "HWLAT-SMI-COST":
+                k, ns = rest.split()
+                run.smi_costs.append(int(ns))
+            elif tag == "HWLAT-FREEZE":
+                t0, t1 = rest.split()
+                run.freezes.append((int(t0), int(t1)))
+            elif tag == "HWLAT-IRQ":
+                when, what, *vals = rest.split()
+                run.irqs[(when, what)] = [int(x) for x in vals]
             elif tag == "HWLAT-STATS":
                 run.stats = {k: int(v) for k, v in key_values(rest).items()}
             elif tag == "HWLAT-SMI-CONTROL":
@@ -503,7 +539,7 @@ def match_stalls(samples, stalls, offset, threshold_ns, width_ns, window_ns, per
     failures = []
     over = [s for s in samples if s.latency > threshold_ns]
     for s in samples:
-        if s.latency <= threshold_ns and s.nmi_count == 0 and s.smi_count == 0:
+        if s.latency <= threshold_ns and s.nmi_count == 0 and s.smis == 0:
             failures.append(f"window reported without a reason (latency {s.latency} ns <= "
                             f"threshold, no NMI, no SMI): {s.raw!r}")
     # Candidate (error, stall, window) pairs, best first; greedy assignment.
@@ -543,7 +579,7 @@ def match_stalls(samples, stalls, offset, threshold_ns, width_ns, window_ns, per
                             f"after), window reports {s.latency / MS:.3f} ms (error "
                             f"{err / MS:.3f} ms outside the band > {slack_ns / MS:g} ms + "
                             f"1 %): {s.raw!r}")
-        if s.nmi_count or s.smi_count:
+        if s.nmi_count or s.smis:
             failures.append(f"attribution: stall {i} window carries nmi_count {s.nmi_count} "
                             f"smi_count {s.smi_count} (none were injected): {s.raw!r}")
         if s.count < 1:
@@ -741,7 +777,7 @@ def match_nmis(samples, injections, offset, nmi_before, nmi_after, threshold_ns,
             failures.append(f"nmi_count {s.nmi_count} but {len(got[j])} NMIs were injected "
                             f"in the window: {s.raw!r}")
     for s in samples:
-        if s.nmi_count == 0 and s.smi_count == 0 and s.latency <= threshold_ns:
+        if s.nmi_count == 0 and s.smis == 0 and s.latency <= threshold_ns:
             failures.append(f"window reported without a reason: {s.raw!r}")
     for c in range(ncpu):
         if per_cpu_total[c] > delivered[c]:
@@ -799,76 +835,214 @@ def match_nmis(samples, injections, offset, nmi_before, nmi_after, threshold_ns,
 
 
 @dataclass
-class SmiResult:
+class SmiCheck:
+    """The judgement of one run with raised SMIs (issue 12)."""
     raised: int
-    msr_delta: int           # None without MSR access
-    stream_total: int
-    windows: int
-    attributed: int
+    msr_delta: list          # per CPU, None without MSR access
+    takers: str              # "every CPU" (broadcast) or "the raising CPU"
+    placed: dict             # cpu -> {"inside": n, "edge": n, "gap": n}
+    expected: dict           # cpu -> SMIs its stream must count
+    counted: dict            # cpu -> the stream's smi_count total
+    method: str              # "sum" or "max-per-cpu"
+    machine_expected: int
+    machine_total: int
+    windows: int             # windows with smi_count > 0
     failures: list
+    ns_failures: list = field(default_factory=list)   # smi_ns checks (check_ns)
+    ns_windows: int = 0      # windows with an SMI whose smi_ns was judged
+    exact_ns: int = 0        # ... of them with one gap: smi_ns == the gap
+    noise_windows: int = 0   # windows with gaps over the threshold and no SMI
+    noise_gaps: int = 0      # gaps over the threshold that held no SMI (at least)
+    smi_ns_range: tuple = (None, None)
+    ns_vs_cost: list = field(default_factory=list)   # (k, smi_ns, raising CPU's outb ns)
 
     def summary(self):
-        msr = "n/a" if self.msr_delta is None else str(self.msr_delta)
-        return (f"raised {self.raised}, MSR_SMI_COUNT delta {msr}, stream smi_count total "
-                f"{self.stream_total} in {self.windows} windows, {self.attributed}/{self.raised}"
-                f" raised SMIs inside a window that counted them")
+        msr = "n/a" if self.msr_delta is None else "+".join(map(str, self.msr_delta))
+        per = ", ".join(f"cpu{c} {self.counted.get(c, 0)} (expected {e})"
+                        for c, e in sorted(self.expected.items()))
+        return (f"raised {self.raised} (taken by {self.takers}), MSR_SMI_COUNT delta per CPU "
+                f"{msr}; stream per CPU: {per}; machine total ({self.method}) "
+                f"{self.machine_total} (expected {self.machine_expected}) in {self.windows} "
+                f"windows")
+
+    def ns_summary(self):
+        lo, hi = self.smi_ns_range
+        rng = "none" if lo is None else f"{lo / 1000:.0f}-{hi / 1000:.0f} us"
+        return (f"{self.ns_windows} windows held an SMI, smi_ns {rng} ({self.exact_ns} with a "
+                f"single gap over the threshold, where smi_ns must equal it); "
+                f"{self.noise_windows} windows without an SMI not flagged, "
+                f"{self.noise_gaps} gaps of TCG noise over the threshold in all")
 
 
-def match_smis(samples, smis, msr_before, msr_after, width_ns, window_ns, tol=20 * MS,
-               sleep_slack=250 * MS):
-    """Judges SMI attribution; all times are guest times (no offset).
+def _width_of(ts, widths, tol=2 * MS):
+    """Index of the traced width holding a window's ts (its first exceedance
+    or its start, which follows the traced start by the switch overhead)."""
+    for i, (s, e) in enumerate(widths):
+        if s - tol <= ts <= e + tol:
+            return i
+    return None
 
-    smis: [(k, guest ns, cpu)] raised while the detector was enabled. A
-    window counts SMIs from the end of the previous width to the end of its
-    own, so an SMI at t belongs to a window whose ts satisfies
-    ts - (window - width) <= t <= ts + width when ts is the window's start
-    (no exceedance), or ts - window <= t <= ts + width when ts is the first
-    exceedance (raise SMIs > 2 s apart so that a span holds one); the sleep
-    between widths is window - width only nominally (msleep, wake-up and
-    round-robin migration add to it), hence sleep_slack before the span.
-    Required:
-    the stream's smi_count total equals the SMIs taken (the MSR delta when
-    readable, else the number raised), the MSR delta equals the number raised,
-    every raised SMI lies in a window with smi_count > 0, and every such
-    window holds as many raised SMIs as it counts.
+
+def judge_smis(samples, smis, widths, msr_before, msr_after, method, broadcast=True,
+               threshold_ns=None, check_ns=False, guard_ns=2 * MS, costs=None,
+               want_raised=None):
+    """Judges SMI counting as issue 12's contract defines it.
+
+    smis: [(k, guest ns, raising cpu)]. widths: {cpu: [(start, end)]}, the
+    traced widths of every CPU that sampled. A window's smi_count is the
+    SMIs its CPU took during its width: with broadcast firmware (OVMF) every
+    CPU takes every SMI, else (SeaBIOS) only the raising CPU. Each SMI is
+    placed against each taking CPU's widths (where_in_widths, guard_ns): one
+    inside a width must be counted in that width's window, one in a sleep
+    gap must not; one at an edge makes the expected count unknowable and
+    fails the test (the raising side places SMIs far from edges on purpose).
+    Required: the MSR deltas show the firmware's behaviour (N on every CPU
+    with broadcast; N on the raising CPU and 0 elsewhere without); per
+    width, the window's smi_count equals the SMIs inside it; per CPU the
+    stream's total equals the SMIs inside its widths; the machine total
+    (method "sum": the sum of the windows, one sampler at a time;
+    "max-per-cpu": the largest per-CPU total) equals the SMIs inside a
+    width of some sampler.
+
+    check_ns (threshold below the SMI's cost): every window whose width held
+    an SMI has threshold < smi_ns <= inner + outer (the module reads the
+    counter once per loop iteration, after its outer and inner gap, and
+    charges both when both exceeded the threshold), and smi_ns equal to
+    max(inner, outer) when it had a single gap over the threshold (that gap
+    is the SMI's). The raising CPU's time in the outb (costs: {k: ns}) is
+    only reported next to smi_ns: it includes waiting in SMM for the sampler
+    to arrive, which under TCG can be most of it (measured: smi_ns 52 us for
+    a 458 us outb), so it bounds nothing on the sampler's side. Every other
+    window has smi_count 0 and smi_ns 0 even when TCG's own noise put gaps
+    over the threshold in it.
     """
-    failures = []
+    failures, ns_fail = [], []
     raised = len(smis)
+    ncpu = max([len(msr_after or [])] + [c + 1 for c in widths] + [s.cpu + 1 for s in samples])
     msr_delta = None
     if msr_before and msr_after:
         if len(msr_before) != len(msr_after):
             raise GuestError(f"MSR counts before {msr_before} and after {msr_after} differ "
                              f"in length")
-        msr_delta = sum(a - b for a, b in zip(msr_after, msr_before))
-        if msr_delta != raised:
-            failures.append(f"MSR_SMI_COUNT rose by {msr_delta} while {raised} SMIs were "
-                            f"raised (ground truth disagrees with itself)")
-    truth = msr_delta if msr_delta is not None else raised
-    smi_windows = [s for s in samples if s.smi_count > 0]
-    total = sum(s.smi_count for s in smi_windows)
-    if total != truth:
-        failures.append(f"stream smi_count total {total} != {truth} SMIs taken while enabled "
-                        f"({'MSR delta' if msr_delta is not None else 'raised'}); windows: "
-                        f"{[s.raw for s in smi_windows]}")
-    found = set()
-    for s in smi_windows:
-        # ts is the window's start, or its first exceedance (anywhere in
-        # the width) when a gap exceeded the threshold.
-        lo = s.ts - (window_ns - width_ns) - (width_ns if s.count else 0) - sleep_slack
-        hi = s.ts + width_ns + tol
-        inside = [k for k, t, _ in smis if lo <= t <= hi]
-        found.update(inside)
-        if len(inside) != s.smi_count:
-            failures.append(f"window at guest {s.ts / SEC:.3f} counts {s.smi_count} SMIs, "
-                            f"{len(inside)} were raised in its span: {s.raw!r}")
-    missing = [(k, t) for k, t, _ in smis if k not in found]
-    for k, t in missing:
-        failures.append(f"SMI {k} raised at guest {t / SEC:.3f} is in no window with "
-                        f"smi_count > 0")
+        msr_delta = [x - y for x, y in zip(msr_after, msr_before)]
+        for c, d in enumerate(msr_delta):
+            want = raised if broadcast else sum(1 for _, _, rc in smis if rc == c)
+            if d != want:
+                failures.append(f"MSR_SMI_COUNT of cpu {c} rose by {d}, the firmware "
+                                f"{'broadcasts' if broadcast else 'does not broadcast'}: "
+                                f"{want} expected (ground truth disagrees with itself)")
+    placed, expected, inside_at = {}, {}, {}
+    for c, ws in sorted(widths.items()):
+        placed[c] = {"inside": 0, "edge": 0, "gap": 0}
+        expected[c] = 0
+        for k, t, rc in smis:
+            if not broadcast and rc != c:
+                continue
+            where = where_in_widths(t, ws, guard_ns)
+            placed[c][where] += 1
+            if where == "inside":
+                expected[c] += 1
+                i = _width_of(t, ws, tol=0)
+                inside_at.setdefault((c, i), []).append(k)
+            elif where == "edge":
+                failures.append(f"SMI {k} at guest {t / SEC:.3f} is within {guard_ns / MS:g} ms "
+                                f"of an edge of a width of cpu {c} "
+                                f"({width_edge_distance(t, ws) / MS:+.3f} ms): whether it "
+                                f"counts is not knowable, the test cannot be exact")
+    counted = {}
+    smi_windows = [s for s in samples if s.smis > 0]
+    for s in samples:
+        if s.smi_count is None:
+            failures.append(f"smi_count '-' (unavailable) on a CPU that counts SMIs: {s.raw!r}")
+            continue
+        counted[s.cpu] = counted.get(s.cpu, 0) + s.smi_count
+        ws = widths.get(s.cpu)
+        i = _width_of(s.ts, ws) if ws else None
+        held = inside_at.get((s.cpu, i), []) if i is not None else []
+        if i is None and s.smi_count:
+            failures.append(f"window on cpu {s.cpu} at guest {s.ts / SEC:.3f} counts "
+                            f"{s.smi_count} SMIs and lies in no traced width of that CPU: "
+                            f"{s.raw!r}")
+        elif s.smi_count != len(held):
+            failures.append(f"window on cpu {s.cpu} at guest {s.ts / SEC:.3f} counts "
+                            f"{s.smi_count} SMIs, its width held {len(held)} "
+                            f"({', '.join(map(str, held)) or 'none'}): {s.raw!r}")
+    reported = {(s.cpu, _width_of(s.ts, widths.get(s.cpu, []))) for s in samples}
+    for (c, i), ks in sorted(inside_at.items()):
+        if (c, i) not in reported:
+            failures.append(f"cpu {c}: SMIs {', '.join(map(str, ks))} inside a width "
+                            f"(guest {widths[c][i][0] / SEC:.3f}) that reported no window")
+    for c, want in sorted(expected.items()):
+        if counted.get(c, 0) != want:
+            failures.append(f"cpu {c}: stream smi_count total {counted.get(c, 0)}, "
+                            f"{want} SMIs were inside its widths")
+    for c in sorted(set(counted) - set(expected)):
+        if counted[c]:
+            failures.append(f"cpu {c} counted {counted[c]} SMIs but was traced sampling no "
+                            f"width")
+    if method == "sum":
+        machine, machine_expected = sum(counted.values()), sum(expected.values())
+    elif method == "max-per-cpu":
+        machine = max(counted.values(), default=0)
+        machine_expected = max(expected.values(), default=0)
+    else:
+        raise ValueError(f"unknown SMI total method {method!r}")
+    if machine != machine_expected:
+        failures.append(f"machine total ({method}) {machine}, expected {machine_expected}")
     if raised == 0:
         failures.append("no SMI was raised")
-    return SmiResult(raised=raised, msr_delta=msr_delta, stream_total=total,
-                     windows=len(smi_windows), attributed=len(found), failures=failures)
+    elif want_raised is not None and raised != want_raised:
+        failures.append(f"{raised} SMIs raised, {want_raised} wanted (the raising side found "
+                        f"too few widths to raise them in)")
+    r = SmiCheck(raised=raised, msr_delta=msr_delta,
+                 takers="every CPU" if broadcast else "the raising CPU", placed=placed,
+                 expected=expected, counted=counted, method=method,
+                 machine_expected=machine_expected, machine_total=machine,
+                 windows=len(smi_windows), failures=failures)
+    if not check_ns:
+        return r
+    no_field = [s for s in samples if s.smi_ns is None]
+    if no_field:
+        ns_fail.append(f"{len(no_field)} of {len(samples)} windows have no smi_ns "
+                       f"({'old 10-field lines' if no_field[0].fields == 10 else 'smi_ns -'}),"
+                       f" e.g. {no_field[0].raw!r}")
+    vals = []
+    for s in samples:
+        if s.smi_ns is None:
+            continue
+        i = _width_of(s.ts, widths.get(s.cpu, []))
+        held = inside_at.get((s.cpu, i), []) if i is not None else []
+        if held:
+            r.ns_windows += 1
+            vals.append(s.smi_ns)
+            if costs and len(held) == 1 and held[0] in costs:
+                r.ns_vs_cost.append((held[0], s.smi_ns, costs[held[0]]))
+            if not threshold_ns < s.smi_ns <= s.inner + s.outer:
+                ns_fail.append(f"window holding SMI {', '.join(map(str, held))}: smi_ns "
+                               f"{s.smi_ns} not in (threshold {threshold_ns}, inner + outer "
+                               f"{s.inner + s.outer}]: {s.raw!r}")
+            elif s.count == 1:
+                r.exact_ns += 1
+                if s.smi_ns != s.latency:
+                    ns_fail.append(f"window holding SMI {', '.join(map(str, held))} with one "
+                                   f"gap over the threshold: smi_ns {s.smi_ns} != that gap "
+                                   f"{s.latency}: {s.raw!r}")
+            r.noise_gaps += s.count - 1
+        else:
+            r.noise_gaps += s.count
+            if s.count:
+                r.noise_windows += 1
+            if s.smi_ns or s.smis:
+                ns_fail.append(f"window that held no SMI flagged: smi_count {s.smi_count} "
+                               f"smi_ns {s.smi_ns}: {s.raw!r}")
+    held_widths = len(inside_at)
+    if r.ns_windows != held_widths:
+        ns_fail.append(f"{held_widths} widths held an SMI, {r.ns_windows} windows for them "
+                       f"carry smi_ns")
+    if vals:
+        r.smi_ns_range = (min(vals), max(vals))
+    r.ns_failures = ns_fail
+    return r
 
 
 # "WARNING: CPU: n PID: ..." is a WARN() splat; a bare "WARNING:" is not

@@ -610,38 +610,161 @@ class NmisInWidths(unittest.TestCase):
         self.assertIn("on cpu 2", why)
 
 
+def smi_line(seq, cpu, ts, inner=30_000, outer=20_000, count=1, smi=0, smi_ns=None):
+    """An 11-field stream line (smi_ns None: the old 10-field line)."""
+    tail = "" if smi_ns is None else f" {smi_ns}"
+    return a.parse_stream_line(f"{seq} {cpu} {ts // SEC}.{ts % SEC:09d} {inner} {outer} "
+                               f"{count} 0 0 {smi}{tail}")
+
+
 class Smis(unittest.TestCase):
-    smis = [(k, 1000 * SEC + k * 3 * SEC + 400 * MS, 1) for k in range(5)]
-
-    def windows(self, counts=(1, 1, 1, 1, 1)):
-        return [line(k + 1, 0, 1000 * SEC + k * 3 * SEC, 0, 1000, count=0, smi=c)
-                for k, c in enumerate(counts) if c]
-
-    def test_exact_total_passes(self):
-        r = a.match_smis(self.windows(), self.smis, [10, 0], [15, 0], WIDTH, WINDOW)
-        self.assertEqual(r.failures, [])
-        r = a.match_smis(self.windows(), self.smis, None, None, WIDTH, WINDOW)
-        self.assertEqual(r.failures, [])
-
-    def test_smi_before_the_first_exceedance_counts(self):
-        w = [line(k + 1, 0, 1000 * SEC + k * 3 * SEC + 800 * MS, 0, 30 * MS, count=1, smi=1)
+    """judge_smis: broadcast SMIs raised on cpu 1 while cpu 0 is in a width
+    (one per width, 300 ms into it), threshold 20 us."""
+    THR = 20_000
+    widths0 = [(1000 * SEC + k * SEC, 1000 * SEC + k * SEC + WIDTH) for k in range(5)]
+    gaps1 = [(1000 * SEC + k * SEC + 400 * MS, 1000 * SEC + k * SEC + 500 * MS)
              for k in range(5)]
-        r = a.match_smis(w, self.smis, None, None, WIDTH, WINDOW)
-        self.assertEqual(r.failures, [])
+    smis = [(k, 1000 * SEC + k * SEC + 300 * MS, 1) for k in range(5)]
+
+    def stream(self, counts=(1, 1, 1, 1, 1), smi_ns=450_000, noise=True):
+        """cpu 0's windows: each with its SMI (smi_ns) and, with noise, a
+        6th width of TCG noise only."""
+        out = [smi_line(k + 1, 0, s + 100 * MS, inner=450_000, outer=900_000, count=3, smi=c,
+                        smi_ns=smi_ns if c else (None if smi_ns is None else 0))
+               for k, ((s, _), c) in enumerate(zip(self.widths0, counts))]
+        if noise:
+            out.append(smi_line(6, 0, 1005 * SEC + 10 * MS, inner=900_000, outer=40_000,
+                                count=2, smi=0, smi_ns=None if smi_ns is None else 0))
+        return out
+
+    def judge(self, samples, widths=None, method="sum", msr=([10, 20], [15, 25]), **kw):
+        w = widths or {0: self.widths0 + [(1005 * SEC, 1005 * SEC + WIDTH)]}
+        return a.judge_smis(samples, self.smis, w, msr[0], msr[1], method,
+                            threshold_ns=self.THR, **kw)
+
+    def test_stream_lines_of_10_and_11_fields(self):
+        s = a.parse_stream_line("3 1 1780000000.000000123 500 600 1 0 0 2 450000")
+        self.assertEqual((s.smi_count, s.smi_ns, s.fields), (2, 450000, 11))
+        s = a.parse_stream_line("3 1 1780000000.000000123 500 600 1 0 0 2")
+        self.assertEqual((s.smi_count, s.smi_ns, s.fields), (2, None, 10))
+        s = a.parse_stream_line("3 1 1780000000.000000123 500 600 1 0 0 - -")
+        self.assertEqual((s.smi_count, s.smi_ns, s.smis), (None, None, 0))
+        for bad in ("3 1 1780000000.000000123 500 600 1 0 0 2 -",
+                    "3 1 1780000000.000000123 500 600 1 0 0 - 7",
+                    "3 1 1780000000.000000123 500 600 1 0 0 2 450000 1"):
+            with self.assertRaises(a.GuestError) as cm:
+                a.parse_stream_line(bad)
+            self.assertIn(repr(bad), str(cm.exception))
+
+    def test_broadcast_counted_once_passes(self):
+        r = self.judge(self.stream(), check_ns=True, want_raised=5)
+        self.assertEqual((r.failures, r.ns_failures), ([], []))
+        self.assertEqual((r.machine_total, r.expected, r.noise_windows), (5, {0: 5}, 1))
+
+    def test_every_cpus_count_added_fails(self):
+        """The module before issue 12: each SMI once per CPU."""
+        r = self.judge(self.stream(counts=(2, 2, 2, 2, 2)))
+        self.assertIn("machine total (sum) 10, expected 5", r.failures)
+        self.assertIn("cpu 0: stream smi_count total 10, 5 SMIs were inside its widths",
+                      r.failures)
 
     def test_lost_smi_fails(self):
-        r = a.match_smis(self.windows((1, 1, 0, 1, 1)), self.smis, [10, 0], [15, 0], WIDTH,
-                         WINDOW)
-        self.assertTrue(any("total 4 != 5" in f for f in r.failures), r.failures)
-        self.assertTrue(any(f.startswith("SMI 2 raised") for f in r.failures), r.failures)
+        r = self.judge(self.stream(counts=(1, 1, 0, 1, 1)))
+        self.assertTrue(any("its width held 1 (2)" in f for f in r.failures), r.failures)
+        r = self.judge(self.stream()[:2] + self.stream()[3:])
+        self.assertTrue(any("SMIs 2 inside a width" in f and "reported no window" in f
+                            for f in r.failures), r.failures)
 
-    def test_double_count_fails(self):
-        r = a.match_smis(self.windows((1, 2, 1, 1, 1)), self.smis, None, None, WIDTH, WINDOW)
-        self.assertTrue(any("counts 2 SMIs, 1 were raised" in f for f in r.failures))
+    def test_too_few_raised_fails(self):
+        r = self.judge(self.stream(), want_raised=6)
+        self.assertIn("5 SMIs raised, 6 wanted", r.failures[0])
 
-    def test_msr_disagreement_is_reported(self):
-        r = a.match_smis(self.windows(), self.smis, [10, 0], [16, 0], WIDTH, WINDOW)
-        self.assertTrue(any("MSR_SMI_COUNT rose by 6" in f for f in r.failures), r.failures)
+    def test_smi_in_a_sleep_gap_counted_fails(self):
+        """per-cpu: cpu 1 raised them, so it took each outside its width."""
+        widths = {0: self.widths0 + [(1005 * SEC, 1005 * SEC + WIDTH)],
+                  1: [(e, e + WIDTH) for _, e in self.gaps1]}
+        smis = [(k, s + 50 * MS, 1) for k, (s, _) in enumerate(self.gaps1)]
+        ok = self.stream()
+        r = a.judge_smis(ok, smis, widths, [10, 20], [15, 25], "max-per-cpu")
+        self.assertEqual(r.failures, [])
+        self.assertEqual((r.expected, r.machine_total), ({0: 5, 1: 0}, 5))
+        bad = ok + [smi_line(10 + k, 1, e + 50 * MS, count=0, smi=1, smi_ns=0)
+                    for k, (_, e) in enumerate(self.gaps1)]
+        r = a.judge_smis(bad, smis, widths, [10, 20], [15, 25], "max-per-cpu")
+        self.assertIn("cpu 1: stream smi_count total 5, 0 SMIs were inside its widths",
+                      r.failures)
+
+    def test_max_per_cpu_is_not_the_sum(self):
+        """Both samplers in a width: each counts every SMI, the machine once."""
+        widths = {0: self.widths0, 1: self.widths0}
+        both = self.stream(noise=False) + [smi_line(10 + k, 1, s + 100 * MS, smi=1,
+                                                    smi_ns=450_000)
+                                           for k, (s, _) in enumerate(self.widths0)]
+        r = self.judge(both, widths=widths, method="max-per-cpu")
+        self.assertEqual((r.failures, r.machine_total), ([], 5))
+        r = self.judge(both, widths=widths, method="sum")
+        self.assertEqual((r.machine_total, r.machine_expected), (10, 10))
+
+    def test_smi_at_a_width_edge_cannot_be_judged(self):
+        smis = self.smis[:4] + [(4, self.widths0[4][1] - MS, 1)]
+        r = a.judge_smis(self.stream(noise=False), smis, {0: self.widths0}, None, None,
+                         "sum")
+        self.assertTrue(any(f.startswith("SMI 4 at guest") and "not knowable" in f
+                            for f in r.failures), r.failures)
+
+    def test_firmware_behaviour_is_checked(self):
+        r = self.judge(self.stream(), msr=([10, 20], [15, 20]))
+        self.assertTrue(any("cpu 1 rose by 0, the firmware broadcasts: 5 expected" in f
+                            for f in r.failures), r.failures)
+
+    def test_seabios_smis_on_the_raising_cpu_are_not_the_samplers(self):
+        """No broadcast: raised on cpu 0 (outside its widths), the sampler on
+        cpu 1 never takes one; the old module counted them."""
+        smis = [(k, 1000 * SEC + k * SEC + 950 * MS, 0) for k in range(5)]
+        widths = {0: self.widths0, 1: [(s + 2 * SEC, e + 2 * SEC) for s, e in self.widths0]}
+        none = [smi_line(1, 1, 1002 * SEC + 10 * MS, count=1, smi=0)]
+        r = a.judge_smis(none, smis, widths, [3, 0], [8, 0], "sum", broadcast=False)
+        self.assertEqual((r.failures, r.machine_total, r.machine_expected), ([], 0, 0))
+        old = [smi_line(k + 1, 1, s + 10 * MS, count=0, smi=1)
+               for k, (s, _) in enumerate(widths[1])]
+        r = a.judge_smis(old, smis, widths, [3, 0], [8, 0], "sum", broadcast=False)
+        self.assertIn("machine total (sum) 5, expected 0", r.failures)
+        r = a.judge_smis(none, smis, widths, [3, 0], [8, 5], "sum", broadcast=False)
+        self.assertTrue(any("cpu 1 rose by 5" in f for f in r.failures), r.failures)
+
+    def test_old_lines_without_smi_ns_fail_the_ns_check(self):
+        r = self.judge(self.stream(smi_ns=None), check_ns=True)
+        self.assertEqual(r.failures, [])
+        self.assertTrue(r.ns_failures[0].startswith("6 of 6 windows have no smi_ns (old "
+                                                    "10-field lines)"), r.ns_failures)
+
+    def test_smi_ns_bounds(self):
+        for ns in (20_000, 1_350_001):          # at the threshold; above inner + outer
+            r = self.judge(self.stream(smi_ns=ns), check_ns=True)
+            self.assertEqual(len(r.ns_failures), 5, (ns, r.ns_failures))
+        r = self.judge(self.stream(smi_ns=20_001), check_ns=True)
+        self.assertEqual(r.ns_failures, [])
+        r = self.judge(self.stream(smi_ns=1_350_000), check_ns=True)
+        self.assertEqual(r.ns_failures, [])
+
+    def test_single_gap_must_be_the_smis(self):
+        one = [smi_line(1, 0, self.widths0[0][0] + 100 * MS, inner=450_000, outer=9_000,
+                        count=1, smi=1, smi_ns=ns) for ns in (450_000, 449_999)]
+        widths = {0: self.widths0[:1]}
+        r = a.judge_smis(one[:1], self.smis[:1], widths, None, None, "sum",
+                         threshold_ns=self.THR, check_ns=True)
+        self.assertEqual((r.ns_failures, r.exact_ns), ([], 1))
+        r = a.judge_smis(one[1:], self.smis[:1], widths, None, None, "sum",
+                         threshold_ns=self.THR, check_ns=True)
+        self.assertIn("smi_ns 449999 != that gap 450000", r.ns_failures[0])
+
+    def test_noise_flagged_as_smi_fails(self):
+        s = self.stream()
+        s[-1] = smi_line(6, 0, 1005 * SEC + 10 * MS, inner=900_000, count=2, smi=0,
+                         smi_ns=900_000)
+        r = self.judge(s, check_ns=True)
+        self.assertTrue(any(f.startswith("window that held no SMI flagged") for f in
+                            r.ns_failures), r.ns_failures)
 
 
 class Dmesg(unittest.TestCase):
