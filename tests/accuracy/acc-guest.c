@@ -44,7 +44,8 @@
  *                  enabling (hwlatd/C's first sleep), spin there at
  *                  SCHED_FIFO for 0.5 s: hwlatd/C (SCHED_OTHER) waits, and
  *                  per-cpu mode's samplers then run half a window out of phase
- *                  (else a raiser on C runs only while every sampler sleeps)
+ *                  (else a raiser on C runs only while every sampler sleeps);
+ *                  again whenever two free slots of C in a row raised no SMI
  *   freeze=C       run on CPU C and print a HWLAT-FREEZE line as soon as it
  *                  was held >= 400 ms (a stop-machine width): the host raises
  *                  SMIs inside the next width (no CPU of the guest can run then)
@@ -647,7 +648,8 @@ static int sample(const struct sample_opts *o)
 	unsigned nlines = 0;
 	int64_t start, deadline, next_smi = INT64_MAX, last = 0, ipi_at = INT64_MAX;
 	long raised = 0;
-	int r, tracing = 0, desynced = o->desync < 0;
+	int r, tracing = 0, desynced = o->desync < 0, idle_slots = 0;
+	long slot_raised = 0;
 	struct gate gate = { .used = ~0ULL };
 
 	configure(o);
@@ -699,7 +701,9 @@ static int sample(const struct sample_opts *o)
 		int timeout;
 		ssize_t n;
 
-		if (o->freeze >= 0 && last && now - last >= FREEZE_NS) {
+		int held = last && now - last >= FREEZE_NS;
+
+		if (o->freeze >= 0 && held) {
 			int64_t real = now_ns(CLOCK_REALTIME);
 
 			printf("HWLAT-FREEZE %lld %lld\n", (long long)(real - (now - last)),
@@ -707,11 +711,28 @@ static int sample(const struct sample_opts *o)
 			fflush(stdout);
 		}
 		last = now;
+		/*
+		 * desync: a new free slot of this CPU begins after each width of
+		 * its own sampler. Two slots in a row without an SMI mean the
+		 * phases drifted together again: hold the CPU once more.
+		 */
+		if (held && o->desync >= 0 && o->gate_n > 0 && gate.raised < o->gate_n) {
+			idle_slots = gate.raised == slot_raised ? idle_slots + 1 : 0;
+			slot_raised = gate.raised;
+			if (idle_slots >= 2) {
+				idle_slots = 0;
+				desynced = 0;
+			}
+		}
 		if (!desynced && now >= start + 500000000LL) {
 			hold_cpu(500000000LL);
 			printf("HWLAT-NOTE cpu %ld held at SCHED_FIFO for 500 ms from %lld ms after "
 			       "enabling\n", o->desync, (long long)(now - start) / 1000000);
 			desynced = 1;
+			/* The hold is no freeze, and the slots count anew. */
+			last = now_ns(CLOCK_MONOTONIC);
+			idle_slots = 0;
+			slot_raised = gate.raised;
 			continue;
 		}
 		if (desynced && o->gate_n > 0)

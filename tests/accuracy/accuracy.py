@@ -936,11 +936,13 @@ class Suite:
         thr_us = self.args.smi_threshold_us
         cmds = ["smi-control 5 1",
                 f"sample round-robin {n + 3} trace threshold={thr_us} cpus=0 gate=1,0,{n}",
-                f"sample per-cpu {n + 4} trace threshold={thr_us} cpus=0-1 desync=1 "
+                f"sample per-cpu {n + 6} trace threshold={thr_us} cpus=0-1 desync=1 "
                 f"gate=1,0,{n}",
                 f"sample stop-machine {n + 4} trace threshold={thr_us} cpus=0 freeze=1",
-                f"sample round-robin {IPI_SECONDS + 2} cpus=1 idle={IPI_SECONDS}",
-                f"sample per-cpu {IPI_SECONDS + 2} cpus=1 idle={IPI_SECONDS}"]
+                f"sample round-robin {IPI_SECONDS + 2} threshold={thr_us} cpus=1 "
+                f"idle={IPI_SECONDS}",
+                f"sample per-cpu {IPI_SECONDS + 2} threshold={thr_us} cpus=1 "
+                f"idle={IPI_SECONDS}"]
         g = self.boot(name, cmds, firmware="ovmf", msr=bool(self.args.msr_ko))
         raises = []
         t_boot = time.monotonic()
