@@ -16,9 +16,15 @@ Tests (issue 7):
                   the windows of the CPUs that took them (/proc/interrupts),
                   every NMI that arrived inside a traced width of the CPU's
                   sampler is counted, none that arrived in a sleep gap
-  smi             q35,smm=on, Skylake-Client, APM port writes from the guest
-                  while sampling (round-robin): the stream's smi_count total
-                  is exact and each SMI is in the window that counts it
+  smi             SeaBIOS (SMIs on the raising CPU only), q35,smm=on,
+                  Skylake-Client: SMIs raised on CPU 0 while round-robin
+                  samples; no sampler takes one during its width, so every
+                  window counts 0 (issue 12's contract)
+  smi-ovmf        OVMF (SMI broadcast): N SMIs raised inside the sampler's
+                  widths from elsewhere in round-robin, per-cpu and
+                  stop-machine are counted exactly N (sum; max-per-cpu),
+                  each in its width's window, with smi_ns; no IPIs to CPU 0
+                  with cpus=1
 
 Usage: accuracy.py --kernel VMLINUZ --ko HWLAT_KO --guest ACC_GUEST
                    [--msr-ko MSR_KO] [--out DIR] [--only T[,T...]] [--seed N]
