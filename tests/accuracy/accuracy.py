@@ -28,7 +28,7 @@ Tests (issue 7):
 
 Usage: accuracy.py --kernel VMLINUZ --ko HWLAT_KO --guest ACC_GUEST
                    [--msr-ko MSR_KO] [--out DIR] [--only T[,T...]] [--seed N]
-                   [--stalls N] [--nmis N] [--smis N]
+                   [--stalls N] [--nmis N] [--smis N] [--smi-threshold-us US]
 """
 
 import argparse
