@@ -22,8 +22,8 @@
 
 #include "hwlat.h"
 
-/* Longest stream line: 9 numbers of at most 20 digits, separators, '\n'. */
-#define HWLAT_LINE_MAX 200
+/* Longest stream line: 11 numbers of at most 20 digits, separators, '\n'. */
+#define HWLAT_LINE_MAX 256
 
 struct hwlat_ring {
 	struct hwlat_sample *slot;
@@ -306,14 +306,22 @@ void hwlat_buffer_stream_release(void)
 	atomic_set(&hwlat_stream_busy, 0);
 }
 
+/* smi_count and smi_ns are "-" when the CPU could not count SMIs. */
 static int hwlat_format_stream(const struct hwlat_sample *s, char *buf,
 			       size_t size)
 {
-	return scnprintf(buf, size,
-			 "%llu %u %lld.%09ld %llu %llu %llu %llu %llu %llu\n",
-			 s->seq, s->cpu, (long long)s->ts.tv_sec,
-			 s->ts.tv_nsec, s->inner_ns, s->outer_ns, s->count,
-			 s->nmi_count, s->nmi_ns, s->smi_count);
+	int len;
+
+	len = scnprintf(buf, size, "%llu %u %lld.%09ld %llu %llu %llu %llu %llu",
+			s->seq, s->cpu, (long long)s->ts.tv_sec,
+			s->ts.tv_nsec, s->inner_ns, s->outer_ns, s->count,
+			s->nmi_count, s->nmi_ns);
+	if (s->smi_known)
+		len += scnprintf(buf + len, size - len, " %llu %llu\n",
+				 s->smi_count, s->smi_ns);
+	else
+		len += scnprintf(buf + len, size - len, " - -\n");
+	return len;
 }
 
 static bool hwlat_stream_ready(void)
@@ -401,9 +409,14 @@ ssize_t hwlat_buffer_stream_read(char __user *ubuf, size_t cnt, bool nonblock)
 __poll_t hwlat_buffer_stream_poll(struct file *file,
 				  struct poll_table_struct *wait)
 {
+	bool cut;
+
 	poll_wait(file, &hwlat_stream_wq, wait);
-	if (hwlat_stream_ready() ||
-	    READ_ONCE(hwlat_stream_line_off) < READ_ONCE(hwlat_stream_line_len))
+	/* The rest of a cut line: read() owns it under this mutex. */
+	mutex_lock(&hwlat_stream_read_lock);
+	cut = hwlat_stream_line_off < hwlat_stream_line_len;
+	mutex_unlock(&hwlat_stream_read_lock);
+	if (cut || hwlat_stream_ready())
 		return EPOLLIN | EPOLLRDNORM;
 	return 0;
 }

@@ -3,8 +3,9 @@
  * hwlat_detector: the files in <debugfs>/hwlat_detector/.
  *
  * Writable files are 0600 and read-only ones 0400. Under kernel lockdown
- * debugfs refuses writes but still serves 0400 files, so the settings can
- * come from module parameters and the results still be read.
+ * debugfs refuses every file with a write bit, even for reading, but still
+ * serves 0400 files: every result is a 0400 file, and the settings can come
+ * from module parameters, which show them in sysfs.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -245,6 +246,49 @@ static ssize_t hwlat_clock_read(struct file *file, char __user *ubuf,
 				       sizeof(name) - 1);
 }
 
+/* "MSR_SMI_COUNT\n", or "unavailable: <reason>\n". */
+static ssize_t hwlat_smi_file_read(struct file *file, char __user *ubuf,
+				   size_t cnt, loff_t *ppos)
+{
+	char buf[128];
+	int len;
+
+	len = scnprintf(buf, sizeof(buf), "%s\n", hwlat_smi_status());
+	return simple_read_from_buffer(ubuf, cnt, ppos, buf, len);
+}
+
+static const struct file_operations hwlat_smi_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.read = hwlat_smi_file_read,
+	.llseek = default_llseek,
+};
+
+/* The nohz_full= and isolcpus= CPUs, a cpulist, "\n" when none. */
+static ssize_t hwlat_excluded_read(struct file *file, char __user *ubuf,
+				   size_t cnt, loff_t *ppos)
+{
+	char *buf;
+	ssize_t ret;
+	int len;
+
+	buf = kmalloc(HWLAT_MAX_CPULIST_LEN + 2, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	len = scnprintf(buf, HWLAT_MAX_CPULIST_LEN + 2, "%*pbl\n",
+			cpumask_pr_args(hwlat_cpus_excluded()));
+	ret = simple_read_from_buffer(ubuf, cnt, ppos, buf, len);
+	kfree(buf);
+	return ret;
+}
+
+static const struct file_operations hwlat_excluded_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.read = hwlat_excluded_read,
+	.llseek = default_llseek,
+};
+
 static const struct file_operations hwlat_clock_fops = {
 	.owner = THIS_MODULE,
 	.open = simple_open,
@@ -345,6 +389,8 @@ static const struct hwlat_file hwlat_files[] = {
 	{ "mode", 0600, &hwlat_mode_fops },
 	{ "cpus", 0600, &hwlat_cpus_fops },
 	{ "clock", 0400, &hwlat_clock_fops },
+	{ "smi", 0400, &hwlat_smi_fops },
+	{ "cpus_excluded", 0400, &hwlat_excluded_fops },
 };
 
 int hwlat_debugfs_init(void)
@@ -352,11 +398,12 @@ int hwlat_debugfs_init(void)
 	struct dentry *d;
 	size_t i;
 
+	/* -ENODEV without CONFIG_DEBUG_FS, -EPERM with debugfs=off. */
 	hwlat_dir = debugfs_create_dir(HWLAT_NAME, NULL);
 	if (IS_ERR(hwlat_dir)) {
-		pr_err("cannot create the debugfs directory: %ld\n",
-		       PTR_ERR(hwlat_dir));
-		return PTR_ERR(hwlat_dir);
+		d = hwlat_dir;
+		hwlat_dir = NULL;
+		return PTR_ERR(d);
 	}
 	for (i = 0; i < ARRAY_SIZE(hwlat_files); i++) {
 		const struct hwlat_file *f = &hwlat_files[i];

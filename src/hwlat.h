@@ -35,12 +35,19 @@
 #define HWLAT_MAX_WIDTH_US		1000000ULL
 #define HWLAT_MAX_WINDOW_US		600000000ULL
 #define HWLAT_MIN_SLEEP_US		1000ULL
-/*
- * Reads in a row without the clock moving before a width gives up: far more
- * than a tick-based clock needs to advance, far less than a lockup.
- */
-#define HWLAT_STILL_READS		BIT(22)
 #define HWLAT_MAX_DUTY_PERCENT		95ULL
+/* per-cpu mode keeps every CPU busy at once: half of each CPU's time. */
+#define HWLAT_PER_CPU_MAX_DUTY_PERCENT	50ULL
+/* stop-machine freezes the whole machine: short and rare. */
+#define HWLAT_STOP_MACHINE_MAX_WIDTH_US	10000ULL
+#define HWLAT_STOP_MACHINE_MAX_DUTY_PERCENT 10ULL
+/*
+ * A clock that has not moved for this long (by the TSC) or for this many
+ * reads in a row has stopped: the width gives up. Far longer than any
+ * clocksource needs to advance, far shorter than a lockup.
+ */
+#define HWLAT_STILL_MS			50U
+#define HWLAT_STILL_READS		BIT(22)
 #define HWLAT_MIN_THRESHOLD_US		1ULL
 #define HWLAT_MAX_THRESHOLD_US		1000000ULL
 
@@ -69,6 +76,8 @@ struct hwlat_sample {
 	u64 nmi_count;
 	u64 nmi_ns;
 	u64 smi_count;
+	u64 smi_ns;
+	bool smi_known;		/* false: the CPU could not count SMIs */
 };
 
 /*
@@ -101,6 +110,8 @@ struct hwlat_config {
 	u64 threshold_ns;
 	u64 width_ns;
 	u64 window_ns;
+	enum hwlat_mode mode;
+	u64 gen;		/* bumped by every change of settings */
 };
 
 /* main.c */
@@ -119,7 +130,10 @@ int hwlat_set_width_us(u64 val);
 int hwlat_set_window_us(u64 val);
 enum hwlat_mode hwlat_get_mode(void);
 int hwlat_set_mode(enum hwlat_mode mode);
+const char *hwlat_check_mode(enum hwlat_mode mode, u64 wid, u64 win);
+u64 hwlat_min_sleep_ns(enum hwlat_mode mode, u64 width_ns);
 void hwlat_get_effective_cpus(struct cpumask *mask);
+const struct cpumask *hwlat_cpus_excluded(void);
 int hwlat_set_cpus(const struct cpumask *mask);
 int hwlat_parse_u64(const char *buf, size_t len, u64 *ret);
 int hwlat_parse_mode(const char *buf, enum hwlat_mode *ret);
@@ -129,6 +143,7 @@ int hwlat_sampler_init(void);
 void hwlat_sampler_exit(void);
 int hwlat_sampler_start(enum hwlat_mode mode, const struct cpumask *cpus);
 void hwlat_sampler_stop(void);
+void hwlat_sampler_kick(void);
 u64 hwlat_get_floor_ns(void);
 void hwlat_reset_floor(void);
 
@@ -156,16 +171,10 @@ int hwlat_debugfs_init(void);
 void hwlat_debugfs_exit(void);
 
 /* attrib.c */
-struct hwlat_smi_state {
-	u32 *prev;		/* last MSR_SMI_COUNT read, per CPU */
-	unsigned long *valid;	/* prev[cpu] holds a reading */
-};
-
 int hwlat_attrib_init(void);
 void hwlat_attrib_exit(void);
-int hwlat_smi_state_alloc(struct hwlat_smi_state *st);
-void hwlat_smi_state_free(struct hwlat_smi_state *st);
-u64 hwlat_smi_collect_local(struct hwlat_smi_state *st);
-u64 hwlat_smi_collect_online(struct hwlat_smi_state *st);
+bool hwlat_smi_available(void);
+const char *hwlat_smi_status(void);
+int hwlat_smi_read(u32 *val);
 
 #endif /* _HWLAT_H */

@@ -11,6 +11,7 @@
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/overflow.h>
+#include <linux/sched/isolation.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
 
@@ -23,34 +24,125 @@ const char * const hwlat_mode_names[HWLAT_MODE_NR] = {
 	[HWLAT_MODE_STOP_MACHINE] = "stop-machine",
 };
 
-/* Module parameters: the 2009 names first, then the newer settings. */
+/*
+ * Module parameters: the 2009 names first, then the newer settings. They
+ * are set at load time (modprobe.d); debugfs changes the settings at run
+ * time. In sysfs they are read-only (0444) and show the settings in force,
+ * so that those stay readable where debugfs is not (lockdown, debugfs=off).
+ */
 static int enabled;
-module_param(enabled, int, 0);
+static int threshold;
+int hwlat_debug;
+static ulong width = HWLAT_DEFAULT_WIDTH_US;
+static ulong window = HWLAT_DEFAULT_WINDOW_US;
+static char *mode;
+static char *cpus;
+static bool allow_high_duty;
+
+/*
+ * Init done, the settings are live; written under kernel_param_lock(), which
+ * the parameters' get functions run under.
+ */
+static bool hwlat_loaded;
+
+static int hwlat_param_get_enabled(char *buf, const struct kernel_param *kp)
+{
+	if (!hwlat_loaded)
+		return param_get_int(buf, kp);
+	return scnprintf(buf, PAGE_SIZE, "%d\n", hwlat_is_enabled());
+}
+
+/* threshold, width and window: the value in force, in us. */
+static int hwlat_param_get_us(char *buf, const struct kernel_param *kp)
+{
+	u64 val;
+
+	if (!hwlat_loaded)
+		return kp->arg == &threshold ? param_get_int(buf, kp) :
+					       param_get_ulong(buf, kp);
+	if (kp->arg == &threshold)
+		val = hwlat_get_threshold_us();
+	else if (kp->arg == &width)
+		val = hwlat_get_width_us();
+	else
+		val = hwlat_get_window_us();
+	return scnprintf(buf, PAGE_SIZE, "%llu\n", val);
+}
+
+static int hwlat_param_get_mode(char *buf, const struct kernel_param *kp)
+{
+	if (!hwlat_loaded)
+		return param_get_charp(buf, kp);
+	return scnprintf(buf, PAGE_SIZE, "%s\n",
+			 hwlat_mode_names[hwlat_get_mode()]);
+}
+
+/* The effective CPU list, as the debugfs file "cpus" shows it. */
+static int hwlat_param_get_cpus(char *buf, const struct kernel_param *kp)
+{
+	cpumask_var_t mask;
+	int len;
+
+	if (!hwlat_loaded)
+		return param_get_charp(buf, kp);
+	if (!alloc_cpumask_var(&mask, GFP_KERNEL))
+		return -ENOMEM;
+	hwlat_get_effective_cpus(mask);
+	len = scnprintf(buf, PAGE_SIZE, "%*pbl\n", cpumask_pr_args(mask));
+	free_cpumask_var(mask);
+	return len;
+}
+
+static const struct kernel_param_ops hwlat_enabled_ops = {
+	.set = param_set_int,
+	.get = hwlat_param_get_enabled,
+};
+
+static const struct kernel_param_ops hwlat_int_us_ops = {
+	.set = param_set_int,
+	.get = hwlat_param_get_us,
+};
+
+static const struct kernel_param_ops hwlat_ulong_us_ops = {
+	.set = param_set_ulong,
+	.get = hwlat_param_get_us,
+};
+
+static const struct kernel_param_ops hwlat_mode_ops = {
+	.set = param_set_charp,
+	.get = hwlat_param_get_mode,
+	.free = param_free_charp,
+};
+
+static const struct kernel_param_ops hwlat_cpus_ops = {
+	.set = param_set_charp,
+	.get = hwlat_param_get_cpus,
+	.free = param_free_charp,
+};
+
+module_param_cb(enabled, &hwlat_enabled_ops, &enabled, 0444);
 MODULE_PARM_DESC(enabled, "start sampling at load time (0 or 1)");
 
-static int threshold;
-module_param(threshold, int, 0);
+module_param_cb(threshold, &hwlat_int_us_ops, &threshold, 0444);
 MODULE_PARM_DESC(threshold, "latency threshold in us (0 = default 10)");
 
-int hwlat_debug;
-module_param_named(debug, hwlat_debug, int, 0);
+module_param_named(debug, hwlat_debug, int, 0444);
 MODULE_PARM_DESC(debug, "log every reported window (rate limited)");
 
-static ulong width = HWLAT_DEFAULT_WIDTH_US;
-module_param(width, ulong, 0);
+module_param_cb(width, &hwlat_ulong_us_ops, &width, 0444);
 MODULE_PARM_DESC(width, "time sampled with interrupts off per window, us");
 
-static ulong window = HWLAT_DEFAULT_WINDOW_US;
-module_param(window, ulong, 0);
+module_param_cb(window, &hwlat_ulong_us_ops, &window, 0444);
 MODULE_PARM_DESC(window, "sampling period, us");
 
-static char *mode;
-module_param(mode, charp, 0);
+module_param_cb(mode, &hwlat_mode_ops, &mode, 0444);
 MODULE_PARM_DESC(mode, "none, round-robin (default), per-cpu or stop-machine");
 
-static char *cpus;
-module_param(cpus, charp, 0);
-MODULE_PARM_DESC(cpus, "cpulist the samplers may use (default: all online)");
+module_param_cb(cpus, &hwlat_cpus_ops, &cpus, 0444);
+MODULE_PARM_DESC(cpus, "cpulist the samplers may use (default: the CPUs not in nohz_full= or isolcpus=)");
+
+module_param(allow_high_duty, bool, 0444);
+MODULE_PARM_DESC(allow_high_duty, "lift the per-cpu (duty 50%) and stop-machine (width 10 ms, duty 10%) bounds to width 1 s, duty 95% (test labs, not production)");
 
 /*
  * hwlat_lock serialises every change of settings and of the enabled state.
@@ -63,7 +155,9 @@ static u64 hwlat_threshold_us = HWLAT_DEFAULT_THRESHOLD_US;
 static u64 hwlat_width_us = HWLAT_DEFAULT_WIDTH_US;
 static u64 hwlat_window_us = HWLAT_DEFAULT_WINDOW_US;
 static enum hwlat_mode hwlat_mode = HWLAT_MODE_ROUND_ROBIN;
-static cpumask_var_t hwlat_cpus;	/* empty: all online CPUs */
+static cpumask_var_t hwlat_cpus;	/* empty: the housekeeping CPUs */
+static cpumask_var_t hwlat_excluded;	/* nohz_full= and isolcpus= CPUs */
+static u64 hwlat_cfg_gen;
 static bool hwlat_enabled;
 
 bool hwlat_is_enabled(void)
@@ -77,6 +171,8 @@ void hwlat_get_config(struct hwlat_config *cfg)
 	cfg->threshold_ns = hwlat_threshold_us * NSEC_PER_USEC;
 	cfg->width_ns = hwlat_width_us * NSEC_PER_USEC;
 	cfg->window_ns = hwlat_window_us * NSEC_PER_USEC;
+	cfg->mode = READ_ONCE(hwlat_mode);
+	cfg->gen = hwlat_cfg_gen;
 	spin_unlock(&hwlat_cfg_lock);
 }
 
@@ -95,8 +191,45 @@ u64 hwlat_get_window_us(void)
 	return READ_ONCE(hwlat_window_us);
 }
 
-/* NULL if the three values are safe together, else what is wrong. */
-static const char *hwlat_check(u64 thresh, u64 wid, u64 win)
+/*
+ * The bounds of the modes that hold more than one CPU; NULL if @wid and @win
+ * (us) keep them. docs/design.md, "Safety bounds", gives the reasons.
+ */
+const char *hwlat_check_mode(enum hwlat_mode m, u64 wid, u64 win)
+{
+	if (allow_high_duty)
+		return NULL;
+	if (m == HWLAT_MODE_PER_CPU &&
+	    wid * 100 > win * HWLAT_PER_CPU_MAX_DUTY_PERCENT)
+		return "per-cpu mode: width at most 50% of window (allow_high_duty lifts it)";
+	if (m == HWLAT_MODE_STOP_MACHINE &&
+	    wid > HWLAT_STOP_MACHINE_MAX_WIDTH_US)
+		return "stop-machine mode: width at most 10000 us (allow_high_duty lifts it)";
+	if (m == HWLAT_MODE_STOP_MACHINE &&
+	    wid * 100 > win * HWLAT_STOP_MACHINE_MAX_DUTY_PERCENT)
+		return "stop-machine mode: width at most 10% of window (allow_high_duty lifts it)";
+	return NULL;
+}
+
+/*
+ * The shortest sleep after a width that keeps @m's duty bound: what a
+ * sampler woken by a change of settings must still sleep, at least 1 ms.
+ */
+u64 hwlat_min_sleep_ns(enum hwlat_mode m, u64 width_ns)
+{
+	u64 duty = HWLAT_MAX_DUTY_PERCENT;
+
+	if (!allow_high_duty && m == HWLAT_MODE_PER_CPU)
+		duty = HWLAT_PER_CPU_MAX_DUTY_PERCENT;
+	else if (!allow_high_duty && m == HWLAT_MODE_STOP_MACHINE)
+		duty = HWLAT_STOP_MACHINE_MAX_DUTY_PERCENT;
+	return max(div64_u64(width_ns * (100 - duty), duty),
+		   HWLAT_MIN_SLEEP_US * NSEC_PER_USEC);
+}
+
+/* NULL if the values are safe together in mode @m, else what is wrong. */
+static const char *hwlat_check(enum hwlat_mode m, u64 thresh, u64 wid,
+			       u64 win)
 {
 	if (thresh < HWLAT_MIN_THRESHOLD_US)
 		return "threshold must be at least 1 us";
@@ -114,17 +247,20 @@ static const char *hwlat_check(u64 thresh, u64 wid, u64 win)
 		return "window must exceed width by at least 1000 us";
 	if (wid * 100 > win * HWLAT_MAX_DUTY_PERCENT)
 		return "width must be at most 95% of window";
-	return NULL;
+	return hwlat_check_mode(m, wid, win);
 }
 
-/* Stores a checked set; hwlat_lock held. */
+/*
+ * Stores a checked set and wakes the samplers, so that it applies at once;
+ * hwlat_lock held.
+ */
 static int hwlat_apply(const char *what, u64 val, u64 thresh, u64 wid,
 		       u64 win)
 {
 	const char *why;
 
 	lockdep_assert_held(&hwlat_lock);
-	why = hwlat_check(thresh, wid, win);
+	why = hwlat_check(hwlat_mode, thresh, wid, win);
 	if (why) {
 		pr_info_ratelimited("%s %llu rejected: %s\n", what, val, why);
 		return -EINVAL;
@@ -133,7 +269,10 @@ static int hwlat_apply(const char *what, u64 val, u64 thresh, u64 wid,
 	WRITE_ONCE(hwlat_threshold_us, thresh);
 	WRITE_ONCE(hwlat_width_us, wid);
 	WRITE_ONCE(hwlat_window_us, win);
+	hwlat_cfg_gen++;
 	spin_unlock(&hwlat_cfg_lock);
+	if (hwlat_enabled)
+		hwlat_sampler_kick();
 	return 0;
 }
 
@@ -175,15 +314,28 @@ enum hwlat_mode hwlat_get_mode(void)
 	return READ_ONCE(hwlat_mode);
 }
 
-static void hwlat_effective_cpus_locked(struct cpumask *mask)
+/* The CPUs the samplers may use: the configured list or the default. */
+static void hwlat_allowed_cpus_locked(struct cpumask *mask)
 {
 	if (cpumask_empty(hwlat_cpus))
-		cpumask_copy(mask, cpu_online_mask);
+		cpumask_andnot(mask, cpu_possible_mask, hwlat_excluded);
 	else
 		cpumask_copy(mask, hwlat_cpus);
 }
 
-/* The CPUs the samplers may use: the configured list or all online. */
+static void hwlat_effective_cpus_locked(struct cpumask *mask)
+{
+	hwlat_allowed_cpus_locked(mask);
+	cpumask_and(mask, mask, cpu_online_mask);
+}
+
+/* CPUs nohz_full= or isolcpus= set apart, left out of the default list. */
+const struct cpumask *hwlat_cpus_excluded(void)
+{
+	return hwlat_excluded;
+}
+
+/* The online CPUs the samplers may use now. */
 void hwlat_get_effective_cpus(struct cpumask *mask)
 {
 	mutex_lock(&hwlat_lock);
@@ -199,11 +351,8 @@ static int hwlat_start_locked(void)
 
 	if (!alloc_cpumask_var(&eff, GFP_KERNEL))
 		return -ENOMEM;
-	/* Empty list: every CPU, as it comes online too. */
-	if (cpumask_empty(hwlat_cpus))
-		cpumask_setall(eff);
-	else
-		cpumask_copy(eff, hwlat_cpus);
+	/* Offline CPUs too: they are sampled once they come online. */
+	hwlat_allowed_cpus_locked(eff);
 	ret = hwlat_sampler_start(hwlat_mode, eff);
 	free_cpumask_var(eff);
 	return ret;
@@ -283,13 +432,21 @@ out:
 
 int hwlat_set_mode(enum hwlat_mode new_mode)
 {
+	const char *why;
 	int ret = 0;
 
 	if (new_mode >= HWLAT_MODE_NR)
 		return -EINVAL;
 	mutex_lock(&hwlat_lock);
-	if (new_mode != hwlat_mode)
+	why = hwlat_check_mode(new_mode, hwlat_width_us, hwlat_window_us);
+	if (why) {
+		pr_info_ratelimited("mode %s rejected with width %llu us and window %llu us: %s\n",
+				    hwlat_mode_names[new_mode], hwlat_width_us,
+				    hwlat_window_us, why);
+		ret = -EINVAL;
+	} else if (new_mode != hwlat_mode) {
 		ret = hwlat_reconfigure(new_mode, hwlat_cpus);
+	}
 	mutex_unlock(&hwlat_lock);
 	return ret;
 }
@@ -381,21 +538,21 @@ static int __init hwlat_apply_params(void)
 		       threshold);
 		return -EINVAL;
 	}
-	why = hwlat_check(thresh, width, window);
+	if (mode && hwlat_parse_mode(mode, &hwlat_mode)) {
+		pr_err("invalid parameter mode=%s: must be none, round-robin, per-cpu or stop-machine\n",
+		       mode);
+		return -EINVAL;
+	}
+	why = hwlat_check(hwlat_mode, thresh, width, window);
 	if (why) {
-		pr_err("invalid parameters threshold=%llu width=%lu window=%lu: %s\n",
-		       thresh, width, window, why);
+		pr_err("invalid parameters threshold=%llu width=%lu window=%lu mode=%s: %s\n",
+		       thresh, width, window, hwlat_mode_names[hwlat_mode], why);
 		return -EINVAL;
 	}
 	hwlat_threshold_us = thresh;
 	hwlat_width_us = width;
 	hwlat_window_us = window;
 
-	if (mode && hwlat_parse_mode(mode, &hwlat_mode)) {
-		pr_err("invalid parameter mode=%s: must be none, round-robin, per-cpu or stop-machine\n",
-		       mode);
-		return -EINVAL;
-	}
 	if (cpus && *cpus) {
 		ret = cpulist_parse(cpus, hwlat_cpus);
 		if (ret || !cpumask_subset(hwlat_cpus, cpu_possible_mask)) {
@@ -409,18 +566,38 @@ static int __init hwlat_apply_params(void)
 			return -EINVAL;
 		}
 	}
+	if (allow_high_duty)
+		pr_warn("allow_high_duty=1: per-cpu and stop-machine may use widths up to 1 s and 95%% of every window\n");
 	return 0;
+}
+
+/*
+ * The default CPU list leaves out the CPUs the administrator set apart for
+ * latency-critical work (nohz_full=, isolcpus=): sampling them with
+ * interrupts off is exactly the disturbance they were isolated from.
+ */
+static void __init hwlat_find_excluded(void)
+{
+	cpumask_and(hwlat_excluded, housekeeping_cpumask(HK_TYPE_TICK),
+		    housekeeping_cpumask(HK_TYPE_DOMAIN));
+	cpumask_andnot(hwlat_excluded, cpu_possible_mask, hwlat_excluded);
+	if (!cpumask_empty(hwlat_excluded))
+		pr_info("CPUs %*pbl (nohz_full= or isolcpus=) are left out of the default CPU list; name them in cpus to sample them\n",
+			cpumask_pr_args(hwlat_excluded));
 }
 
 static int __init hwlat_init(void)
 {
-	int ret;
+	int ret = -ENOMEM;
 
 	if (!zalloc_cpumask_var(&hwlat_cpus, GFP_KERNEL))
 		return -ENOMEM;
+	if (!zalloc_cpumask_var(&hwlat_excluded, GFP_KERNEL))
+		goto err_cpus;
 	ret = hwlat_apply_params();
 	if (ret)
 		goto err_cpus;
+	hwlat_find_excluded();
 	ret = hwlat_buffer_init();
 	if (ret)
 		goto err_cpus;
@@ -430,20 +607,23 @@ static int __init hwlat_init(void)
 	ret = hwlat_sampler_init();
 	if (ret)
 		goto err_attrib;
-	ret = hwlat_debugfs_init();
-	if (ret)
-		goto err_sampler;
+	/* Before the files exist: no reader can see a start that fails. */
 	if (enabled) {
 		ret = hwlat_set_enabled(true);
 		if (ret)
-			goto err_debugfs;
+			goto err_sampler;
 	}
+	/* The detector is still useful to a reader of the kernel log. */
+	ret = hwlat_debugfs_init();
+	if (ret)
+		pr_warn("debugfs is not available (%d): results cannot be read, the settings show in /sys/module/%s/parameters\n",
+			ret, KBUILD_MODNAME);
+	kernel_param_lock(THIS_MODULE);
+	hwlat_loaded = true;
+	kernel_param_unlock(THIS_MODULE);
 	pr_info("version %s loaded\n", HWLAT_VERSION);
 	return 0;
 
-err_debugfs:
-	hwlat_buffer_shutdown();
-	hwlat_debugfs_exit();
 err_sampler:
 	hwlat_sampler_exit();
 err_attrib:
@@ -451,6 +631,7 @@ err_attrib:
 err_buffer:
 	hwlat_buffer_exit();
 err_cpus:
+	free_cpumask_var(hwlat_excluded);
 	free_cpumask_var(hwlat_cpus);
 	return ret;
 }
@@ -461,9 +642,14 @@ static void __exit hwlat_exit(void)
 	hwlat_buffer_shutdown();
 	hwlat_debugfs_exit();
 	hwlat_set_enabled(false);
+	/* A parameter read running now ends before the settings go away. */
+	kernel_param_lock(THIS_MODULE);
+	hwlat_loaded = false;
+	kernel_param_unlock(THIS_MODULE);
 	hwlat_sampler_exit();
 	hwlat_attrib_exit();
 	hwlat_buffer_exit();
+	free_cpumask_var(hwlat_excluded);
 	free_cpumask_var(hwlat_cpus);
 	pr_info("unloaded\n");
 }

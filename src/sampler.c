@@ -12,7 +12,7 @@
 #include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
 #include <linux/irqflags.h>
-#include <linux/jiffies.h>
+#include <linux/hrtimer.h>
 #include <linux/kthread.h>
 #include <linux/minmax.h>
 #include <linux/sched.h>
@@ -20,6 +20,9 @@
 #include <linux/stop_machine.h>
 #include <linux/string.h>
 #include <linux/timekeeping.h>
+#include <linux/timex.h>
+#include <asm/cpufeature.h>
+#include <asm/tsc.h>
 
 #include "hwlat.h"
 
@@ -30,8 +33,8 @@ struct hwlat_thread {
 	enum hwlat_mode mode;
 	int cpu;			/* per-cpu: its CPU; else last one used */
 	cpumask_var_t allowed;		/* CPUs this thread may sample */
-	struct hwlat_smi_state smi;
-	u64 smi_pending;		/* SMIs of windows not reported yet */
+	u64 gen;			/* settings generation of the last width */
+	u64 width_end_ns;		/* when the last width (or try) ended */
 	bool stopping;			/* finish the width, then wait for stop */
 };
 
@@ -48,13 +51,26 @@ struct hwlat_width {
 	u64 nmi_ns;
 	u64 floor_ns;
 	u64 smi_count;
+	u64 smi_ns;
+	u64 backstep_ns;	/* largest small backwards step of the clock */
+	u32 smi_first;		/* MSR_SMI_COUNT at the start of the width */
+	u32 smi_seen;		/* MSR_SMI_COUNT at the last look */
 	unsigned int cpu;
+	bool smi_known;		/* both readings (and any between) worked */
 	bool exceeded;
 	bool ran;		/* the width ran (stop_machine() may skip it) */
 	const char *invalid;	/* why the width is discarded, or NULL */
 };
 
+/* Reads of a clock that stand still; see hwlat_clock_stopped(). */
+struct hwlat_still {
+	unsigned long reads;
+	u64 since;		/* TSC when the clock stopped moving */
+};
+
 static u64 hwlat_floor;
+/* HWLAT_STILL_MS in TSC cycles; 0 without a TSC (the read count decides). */
+static u64 hwlat_still_cycles;
 
 /* The thread of the none, round-robin and stop-machine modes. */
 static struct hwlat_thread *hwlat_single;
@@ -118,7 +134,7 @@ static u64 hwlat_hist_median(const u32 *hist)
 	return hwlat_hist_value(i);
 }
 
-/* A gap from @from to @to exceeded the threshold. */
+/* A gap starting at @from exceeded the threshold. */
 static inline void hwlat_gap(struct hwlat_width *w, u64 from)
 {
 	if (!w->exceeded) {
@@ -126,6 +142,112 @@ static inline void hwlat_gap(struct hwlat_width *w, u64 from)
 		w->first_ns = from;
 	}
 	w->count++;
+}
+
+/*
+ * The clock stood still for a whole iteration. A tick-based clocksource read
+ * on the CPU that runs the tick never advances with interrupts off; without
+ * this limit the loop would keep them off until the hard-lockup detector
+ * fires. The TSC measures how long the clock has stood still, so the limit
+ * is time whatever a read costs (a slow emulated read would make a count of
+ * reads last seconds); the count remains for CPUs without a TSC.
+ */
+static bool hwlat_clock_stopped(struct hwlat_still *st)
+{
+	u64 now = get_cycles();
+
+	if (!st->reads++) {
+		st->since = now;
+		return false;
+	}
+	if (st->reads > HWLAT_STILL_READS)
+		return true;
+	return hwlat_still_cycles && now - st->since > hwlat_still_cycles;
+}
+
+/*
+ * The clock went back from @prev to *@t1 or from *@t1 to *@t2.
+ * ktime_get_mono_fast_ns() may, by a little, when an NMI lands in a
+ * timekeeping update: a step up to the threshold is neither a latency nor a
+ * reason to lose the width, so it is noted and the reads clamped. A larger
+ * one makes the width's gaps meaningless: false, the width is discarded.
+ */
+static bool hwlat_backstep(struct hwlat_width *w, u64 prev, u64 *t1, u64 *t2)
+{
+	u64 back = 0;
+
+	if (*t1 < prev)
+		back = prev - *t1;
+	if (*t2 < *t1)
+		back = max(back, *t1 - *t2);
+	if (back > w->threshold_ns) {
+		w->invalid = "clock went backwards";
+		return false;
+	}
+	w->backstep_ns = max(w->backstep_ns, back);
+	*t1 = max(*t1, prev);
+	*t2 = max(*t2, *t1);
+	return true;
+}
+
+/*
+ * An NMI entered at @at, after the last look: its entry time says which gap
+ * holds it. Returns true when it came after @t2, so the next outer gap holds
+ * it. @outer_timed: this iteration's outer gap is already in nmi_ns (an
+ * earlier NMI's), so it is not added twice.
+ */
+static inline bool hwlat_nmi_place(struct hwlat_width *w, u64 at, u64 prev,
+				   u64 t1, u64 t2, bool outer_timed)
+{
+	if (at <= t1) {
+		if (!outer_timed)
+			w->nmi_ns += t1 - prev;
+		return false;
+	}
+	if (at <= t2) {
+		w->nmi_ns += t2 - t1;
+		return false;
+	}
+	return true;
+}
+
+static void hwlat_smi_begin(struct hwlat_width *w)
+{
+	w->smi_known = hwlat_smi_available() && !hwlat_smi_read(&w->smi_first);
+	w->smi_seen = w->smi_first;
+}
+
+/*
+ * Gaps of @over ns above the threshold just ended at @t2: if this CPU's SMI
+ * counter moved since the last look, an SMI took that time. Read only here,
+ * so the loop's floor is unchanged; returns the clock after the read, so
+ * that the read's own cost is not the next outer gap.
+ */
+static u64 hwlat_smi_after_gap(struct hwlat_width *w, u64 t2, u64 over)
+{
+	u32 now;
+
+	if (!w->smi_known)
+		return t2;
+	if (hwlat_smi_read(&now)) {
+		w->smi_known = false;
+		return t2;
+	}
+	if (now != w->smi_seen) {
+		w->smi_ns += over;
+		w->smi_seen = now;
+	}
+	return ktime_get_mono_fast_ns();
+}
+
+static void hwlat_smi_end(struct hwlat_width *w)
+{
+	u32 now;
+
+	if (w->smi_known && !hwlat_smi_read(&now))
+		w->smi_count = (u32)(now - w->smi_first);
+	else
+		w->smi_known = false;
 }
 
 /*
@@ -137,14 +259,15 @@ static void hwlat_width_irqsoff(struct hwlat_width *w)
 	struct hwlat_cpu *hc = this_cpu_ptr(&hwlat_cpu);
 	const u64 threshold = w->threshold_ns;
 	const u64 width = w->width_ns;
-	u64 start, prev, t1, t2, d, nmi0, nmi_seen, nmi_at;
+	struct hwlat_still still = {};
+	u64 start, prev, t1, t2, d, over, nmi0, nmi_seen;
 	u64 inner = 0, outer = 0;
-	unsigned long still = 0;
-	bool nmi_next = false;
+	bool nmi_next = false, outer_timed;
 
 	lockdep_assert_irqs_disabled();
 	w->cpu = smp_processor_id();
 	memset(hc->hist, 0, sizeof(hc->hist));
+	hwlat_smi_begin(w);
 	nmi0 = READ_ONCE(hc->nmi_count);
 	nmi_seen = nmi0;
 	WRITE_ONCE(hc->sampling, 1);
@@ -155,22 +278,24 @@ static void hwlat_width_irqsoff(struct hwlat_width *w)
 	do {
 		t1 = ktime_get_mono_fast_ns();
 		t2 = ktime_get_mono_fast_ns();
-		if (unlikely(t1 < prev || t2 < t1)) {
-			w->invalid = "clock went backwards";
+		if (unlikely(t1 < prev || t2 < t1) &&
+		    !hwlat_backstep(w, prev, &t1, &t2))
 			break;
-		}
-		/* A clock that stopped would keep interrupts off for ever. */
 		if (likely(t2 != prev)) {
-			still = 0;
-		} else if (++still > HWLAT_STILL_READS) {
+			still.reads = 0;
+		} else if (hwlat_clock_stopped(&still)) {
 			w->invalid = "clock stopped";
 			break;
 		}
+		over = 0;
 		d = t1 - prev;
 		if (d > outer)
 			outer = d;
-		if (unlikely(d > threshold))
+		if (unlikely(d > threshold)) {
 			hwlat_gap(w, prev);
+			over += d;
+		}
+		outer_timed = nmi_next;
 		if (unlikely(nmi_next)) {
 			w->nmi_ns += d;
 			nmi_next = false;
@@ -179,27 +304,29 @@ static void hwlat_width_irqsoff(struct hwlat_width *w)
 		hc->hist[hwlat_hist_idx(d)]++;
 		if (d > inner)
 			inner = d;
-		if (unlikely(d > threshold))
+		if (unlikely(d > threshold)) {
 			hwlat_gap(w, t1);
-		/*
-		 * An NMI since the last look: its entry time says which gap
-		 * holds it. One that came after t2 shows in the next outer gap.
-		 */
+			over += d;
+		}
 		if (unlikely(READ_ONCE(hc->nmi_count) != nmi_seen)) {
 			nmi_seen = READ_ONCE(hc->nmi_count);
-			nmi_at = READ_ONCE(hc->nmi_last_ns);
-			if (nmi_at <= t1)
-				w->nmi_ns += t1 - prev;
-			else if (nmi_at <= t2)
-				w->nmi_ns += d;
-			else
-				nmi_next = true;
+			nmi_next = hwlat_nmi_place(w, READ_ONCE(hc->nmi_last_ns),
+						   prev, t1, t2, outer_timed);
 		}
+		if (unlikely(over))
+			t2 = hwlat_smi_after_gap(w, t2, over);
 		prev = t2;
 	} while (t2 - start < width);
 
 	barrier();
 	WRITE_ONCE(hc->sampling, 0);
+	barrier();
+	/* An NMI after the last look ended no gap yet: its gap ends now. */
+	t1 = ktime_get_mono_fast_ns();
+	if (!w->invalid && t1 > prev &&
+	    (nmi_next || READ_ONCE(hc->nmi_count) != nmi_seen))
+		w->nmi_ns += t1 - prev;
+	hwlat_smi_end(w);
 	w->ran = true;
 	w->start_ns = start;
 	w->inner_ns = inner;
@@ -208,7 +335,7 @@ static void hwlat_width_irqsoff(struct hwlat_width *w)
 	w->floor_ns = hwlat_hist_median(hc->hist);
 }
 
-static void hwlat_width_init(struct hwlat_width *w)
+static void hwlat_width_init(struct hwlat_thread *t, struct hwlat_width *w)
 {
 	struct hwlat_config cfg;
 
@@ -216,25 +343,24 @@ static void hwlat_width_init(struct hwlat_width *w)
 	hwlat_get_config(&cfg);
 	w->threshold_ns = cfg.threshold_ns;
 	w->width_ns = cfg.width_ns;
+	t->gen = cfg.gen;
 }
 
-/* Publishes a finished width; the SMI count covers the whole window. */
-static void hwlat_report(struct hwlat_thread *t, struct hwlat_width *w,
-			 s64 real_offset_ns)
+/* Publishes a finished width. */
+static void hwlat_report(struct hwlat_width *w, s64 real_offset_ns)
 {
 	struct hwlat_sample s = {};
-	u64 smi = w->smi_count + t->smi_pending;
 
-	t->smi_pending = 0;
 	if (w->invalid) {
-		/* Keep the SMIs for the next window: each is counted once. */
-		t->smi_pending = smi;
 		pr_warn_ratelimited("%s on CPU %u, width discarded\n",
 				    w->invalid, w->cpu);
 		return;
 	}
+	if (w->backstep_ns)
+		pr_warn_ratelimited("clock stepped back %llu ns on CPU %u, width kept\n",
+				    w->backstep_ns, w->cpu);
 	WRITE_ONCE(hwlat_floor, w->floor_ns);
-	if (!w->exceeded && !w->nmi_count && !smi)
+	if (!w->exceeded && !w->nmi_count && !w->smi_count)
 		return;
 
 	s.cpu = w->cpu;
@@ -245,12 +371,15 @@ static void hwlat_report(struct hwlat_thread *t, struct hwlat_width *w,
 	s.count = w->count;
 	s.nmi_count = w->nmi_count;
 	s.nmi_ns = w->nmi_ns;
-	s.smi_count = smi;
+	s.smi_known = w->smi_known;
+	s.smi_count = w->smi_count;
+	s.smi_ns = w->smi_ns;
 	hwlat_buffer_push(&s, w->exceeded);
 	if (hwlat_debug)
-		pr_info_ratelimited("cpu %u inner %llu ns outer %llu ns count %llu nmi %llu/%llu ns smi %llu\n",
+		pr_info_ratelimited("cpu %u inner %llu ns outer %llu ns count %llu nmi %llu/%llu ns smi %llu/%llu ns%s\n",
 				    s.cpu, s.inner_ns, s.outer_ns, s.count,
-				    s.nmi_count, s.nmi_ns, s.smi_count);
+				    s.nmi_count, s.nmi_ns, s.smi_count,
+				    s.smi_ns, s.smi_known ? "" : " (unavailable)");
 }
 
 /* CLOCK_REALTIME minus the sampling clock, taken just before a width. */
@@ -274,13 +403,12 @@ static void hwlat_window_per_cpu(struct hwlat_thread *t)
 	struct hwlat_width w;
 	s64 off;
 
-	hwlat_width_init(&w);
+	hwlat_width_init(t, &w);
 	off = hwlat_real_offset();
 	local_irq_disable();
 	hwlat_width_irqsoff(&w);
-	w.smi_count = hwlat_smi_collect_local(&t->smi);
 	local_irq_enable();
-	hwlat_report(t, &w, off);
+	hwlat_report(&w, off);
 }
 
 /* round-robin moves to the next CPU first; none samples where it runs. */
@@ -290,7 +418,7 @@ static void hwlat_window_single(struct hwlat_thread *t)
 	unsigned int cpu;
 	s64 off;
 
-	hwlat_width_init(&w);
+	hwlat_width_init(t, &w);
 	cpus_read_lock();
 	if (t->mode == HWLAT_MODE_ROUND_ROBIN) {
 		cpu = hwlat_next_cpu(t);
@@ -310,9 +438,8 @@ static void hwlat_window_single(struct hwlat_thread *t)
 	local_irq_disable();
 	hwlat_width_irqsoff(&w);
 	local_irq_enable();
-	w.smi_count = hwlat_smi_collect_online(&t->smi);
 	cpus_read_unlock();
-	hwlat_report(t, &w, off);
+	hwlat_report(&w, off);
 }
 
 static int hwlat_stop_machine_fn(void *data)
@@ -329,7 +456,7 @@ static void hwlat_window_stop_machine(struct hwlat_thread *t)
 	s64 off;
 	int ret;
 
-	hwlat_width_init(&w);
+	hwlat_width_init(t, &w);
 	cpus_read_lock();
 	cpu = hwlat_next_cpu(t);
 	cpus_read_unlock();
@@ -339,15 +466,9 @@ static void hwlat_window_stop_machine(struct hwlat_thread *t)
 	off = hwlat_real_offset();
 	/* Does not run the function if @cpu went offline meanwhile. */
 	ret = stop_machine(hwlat_stop_machine_fn, &w, cpumask_of(cpu));
-	cpus_read_lock();
-	w.smi_count = hwlat_smi_collect_online(&t->smi);
-	cpus_read_unlock();
-	if (ret || !w.ran) {
-		/* Never ran: nothing to report, keep the SMIs. */
-		t->smi_pending += w.smi_count;
-		return;
-	}
-	hwlat_report(t, &w, off);
+	/* Never ran: nothing to report. */
+	if (!ret && w.ran)
+		hwlat_report(&w, off);
 }
 
 static bool hwlat_thread_should_stop(struct hwlat_thread *t)
@@ -355,35 +476,39 @@ static bool hwlat_thread_should_stop(struct hwlat_thread *t)
 	return kthread_should_stop() || READ_ONCE(t->stopping);
 }
 
-/* Sleeps the rest of the window, at least 1 ms; returns early on stop. */
+/*
+ * Sleeps until the next window: window - width after the last width ended.
+ * Once the settings changed (hwlat_sampler_kick() wakes us), only as long as
+ * the new settings' duty bound demands (at least 1 ms), so that a write
+ * applies within about 1 ms plus the width in progress. Returns on stop.
+ */
 static void hwlat_sleep(struct hwlat_thread *t)
 {
 	struct hwlat_config cfg;
-	u64 us;
+	u64 rest, now;
+	ktime_t until;
 
-	hwlat_get_config(&cfg);
-	us = div_u64(cfg.window_ns - cfg.width_ns, NSEC_PER_USEC);
-	us = max(us, HWLAT_MIN_SLEEP_US);
-	set_current_state(TASK_INTERRUPTIBLE);
-	if (!hwlat_thread_should_stop(t))
-		schedule_timeout(max(usecs_to_jiffies((unsigned int)us), 1UL));
+	for (;;) {
+		set_current_state(TASK_INTERRUPTIBLE);
+		if (hwlat_thread_should_stop(t))
+			break;
+		hwlat_get_config(&cfg);
+		rest = hwlat_min_sleep_ns(cfg.mode, cfg.width_ns);
+		if (cfg.gen == t->gen)
+			rest = max(rest, cfg.window_ns - cfg.width_ns);
+		now = ktime_get_mono_fast_ns();
+		if (now - t->width_end_ns >= rest)
+			break;
+		/* Same clock: mono_fast is CLOCK_MONOTONIC read without locks. */
+		until = ns_to_ktime(t->width_end_ns + rest);
+		schedule_hrtimeout(&until, HRTIMER_MODE_ABS);
+	}
 	__set_current_state(TASK_RUNNING);
 }
 
 static int hwlat_thread_fn(void *data)
 {
 	struct hwlat_thread *t = data;
-
-	/* SMIs count from the start of sampling. */
-	if (t->mode == HWLAT_MODE_PER_CPU) {
-		preempt_disable();
-		hwlat_smi_collect_local(&t->smi);
-		preempt_enable();
-	} else {
-		cpus_read_lock();
-		hwlat_smi_collect_online(&t->smi);
-		cpus_read_unlock();
-	}
 
 	while (!hwlat_thread_should_stop(t)) {
 		switch (t->mode) {
@@ -397,6 +522,7 @@ static int hwlat_thread_fn(void *data)
 			hwlat_window_single(t);
 			break;
 		}
+		t->width_end_ns = ktime_get_mono_fast_ns();
 		hwlat_sleep(t);
 	}
 
@@ -414,7 +540,6 @@ static void hwlat_thread_free(struct hwlat_thread *t)
 {
 	if (!t)
 		return;
-	hwlat_smi_state_free(&t->smi);
 	free_cpumask_var(t->allowed);
 	kfree(t);
 }
@@ -432,9 +557,6 @@ static struct hwlat_thread *hwlat_thread_start(enum hwlat_mode mode,
 	if (!t)
 		return ERR_PTR(-ENOMEM);
 	if (!zalloc_cpumask_var(&t->allowed, GFP_KERNEL))
-		goto err;
-	ret = hwlat_smi_state_alloc(&t->smi);
-	if (ret)
 		goto err;
 	cpumask_copy(t->allowed, allowed);
 	t->mode = mode;
@@ -570,6 +692,24 @@ int hwlat_sampler_start(enum hwlat_mode mode, const struct cpumask *cpus)
 	return ret;
 }
 
+/*
+ * Settings changed (hwlat_lock held): wakes the sleeping samplers, which
+ * then sleep only as long as the new settings demand.
+ */
+void hwlat_sampler_kick(void)
+{
+	unsigned int cpu;
+
+	lockdep_assert_held(&hwlat_lock);
+	if (hwlat_single)
+		wake_up_process(hwlat_single->task);
+	mutex_lock(&hwlat_pcpu_lock);
+	for_each_possible_cpu(cpu)
+		if (hwlat_pcpu_threads[cpu])
+			wake_up_process(hwlat_pcpu_threads[cpu]->task);
+	mutex_unlock(&hwlat_pcpu_lock);
+}
+
 /* hwlat_lock held; returns once no sampler runs any more. */
 void hwlat_sampler_stop(void)
 {
@@ -589,6 +729,8 @@ int hwlat_sampler_init(void)
 {
 	int ret;
 
+	if (boot_cpu_has(X86_FEATURE_TSC))
+		hwlat_still_cycles = (u64)tsc_khz * HWLAT_STILL_MS;
 	hwlat_pcpu_threads = kcalloc(nr_cpu_ids, sizeof(*hwlat_pcpu_threads),
 				     GFP_KERNEL);
 	if (!hwlat_pcpu_threads)
