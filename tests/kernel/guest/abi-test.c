@@ -18,6 +18,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <sys/klog.h>
+#include <sys/mount.h>
 
 #include "lab.h"
 
@@ -41,18 +42,24 @@ static int set_ww(long long width, long long window)
 	return r ? r : wrnum("width", width);
 }
 
-/* Disables the detector, then applies a configuration; 0 or -errno. */
+/*
+ * Disables the detector, then applies a configuration; 0 or -errno. Width
+ * and window change in round-robin mode (the widest bounds), so that the
+ * target mode's bounds apply only to the final pair.
+ */
 static int configure(const char *mode, long long thr, long long width, long long window)
 {
 	int r;
 
 	r = wr("enable", "0");
 	if (!r)
-		r = wr("mode", mode);
+		r = wr("mode", "round-robin");
 	if (!r)
 		r = wr("cpus", "");
 	if (!r)
 		r = set_ww(width, window);
+	if (!r)
+		r = wr("mode", mode);
 	if (!r)
 		r = wrnum("threshold", thr);
 	if (r)
@@ -111,7 +118,7 @@ static void test_modes_of_files(void)
 		{ "window", 0600 }, { "count", 0400 },	   { "max", 0400 },
 		{ "sample", 0400 }, { "mode", 0600 },	   { "cpus", 0600 },
 		{ "stream", 0400 }, { "dropped", 0400 },   { "floor", 0400 },
-		{ "clock", 0400 },
+		{ "clock", 0400 },  { "smi", 0400 },	   { "cpus_excluded", 0400 },
 	};
 
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
@@ -153,6 +160,8 @@ static void test_defaults(void)
 	expect_text("mode", "none [round-robin] per-cpu stop-machine\n");
 	snprintf(want, sizeof(want), "0-%d\n", cpus_online() - 1);
 	expect_text("cpus", want);
+	expect_text("cpus_excluded", "\n");
+	expect_text("smi", intel_cpu() ? "MSR_SMI_COUNT\n" : "unavailable: not an Intel CPU\n");
 	n = rd("clock", b, sizeof(b));
 	if (!ok(n > 1 && b[n - 1] == '\n' && !strchr(b, ' ') && strchr(b, '\n') == b + n - 1,
 		"clock reads one non-empty word and a newline"))
@@ -222,7 +231,8 @@ static void test_width_window(void)
 	expect_accept("threshold", "15.0", "15\n");
 	expect_accept("mode", "per-cpu\n", "none round-robin [per-cpu] stop-machine\n");
 	expect_accept("mode", "none", "[none] round-robin per-cpu stop-machine\n");
-	expect_accept("mode", "stop-machine", "none round-robin per-cpu [stop-machine]\n");
+	/* 300 ms is over stop-machine's 10 ms: test_mode_bounds() has the rest. */
+	expect_einval("mode", "stop-machine", 12);
 	expect_accept("mode", "round-robin", "none [round-robin] per-cpu stop-machine\n");
 	if (cpus_online() >= 2) {
 		expect_accept("cpus", "1\n", "1\n");
@@ -493,7 +503,7 @@ static void test_stream(void)
 	sleep_ms(2500);
 	reads = read_stream(&a, 3000, 0, 65536, &per_read);
 	if (!ok(reads > 0 && a.lines >= 5 && a.bad == 0,
-		"stream: lines have the 9-field format \"<seq> <cpu> <sec>.<nsec> <inner> <outer> <count> <nmi> <nmi_ns> <smi>\\n\""))
+		"stream: lines have the 11-field format \"<seq> <cpu> <sec>.<nsec> <inner> <outer> <count> <nmi> <nmi_ns> <smi> <smi_ns>\\n\""))
 		diag("%ld reads, %" PRIu64 " good lines, %" PRIu64 " bad, first bad \"%s\"", reads,
 		     a.lines, a.bad, a.first_bad);
 	if (!ok(per_read >= 2, "stream: one read() returns several whole lines"))
@@ -505,6 +515,14 @@ static void test_stream(void)
 		     a.lines, a.last_seq, a.missing, a.out_of_order, rdnum("dropped"));
 	if (!ok(a.max_cpu < (uint64_t)cpus_online(), "stream: cpu field names an online CPU"))
 		diag("max cpu %" PRIu64, a.max_cpu);
+	if (intel_cpu()) {
+		if (!ok(a.lines && a.smi_unknown == 0,
+			"stream: an Intel CPU gives numbers for smi_count and smi_ns"))
+			diag("%" PRIu64 " of %" PRIu64 " lines have \"-\"", a.smi_unknown, a.lines);
+	} else if (!ok(a.lines && a.smi_unknown == a.lines,
+		       "stream: a CPU that cannot count SMIs gives \"- -\" for smi_count and smi_ns, never 0")) {
+		diag("%" PRIu64 " of %" PRIu64 " lines have \"-\"", a.smi_unknown, a.lines);
+	}
 	wr("enable", "0");
 	if (!ok(rd("floor", b, sizeof(b)) > 0 && rdnum("floor") > 0,
 		"floor > 0 ns after a completed width"))
@@ -615,7 +633,11 @@ static void test_modes_sample(void)
 		struct stream_acc a = { 0 };
 		bool both = strcmp(modes[i], "per-cpu") == 0 || strcmp(modes[i], "round-robin") == 0;
 
-		configure(modes[i], FAST_THRESHOLD, FAST_WIDTH, FAST_WINDOW);
+		bool stop = strcmp(modes[i], "stop-machine") == 0;
+
+		/* stop-machine: at most 10 ms and 10 %. */
+		configure(modes[i], FAST_THRESHOLD, stop ? 10000 : FAST_WIDTH,
+			  stop ? 100000 : FAST_WINDOW);
 		wr("enable", "1");
 		read_stream(&a, both ? 8000 : 5000, both ? 0 : 3, 65536, NULL);
 		wr("enable", "0");
@@ -736,6 +758,8 @@ static void test_params(int argc, char **argv)
 		{ "width=2000000", "width" },	  { "window=abc", "window" },
 		{ "width=-1", "width" },	  { "mode=bogus", "mode" },
 		{ "cpus=abc", "cpus" },		  { "enabled=7x", "enabled" },
+		{ "mode=stop-machine", "stop-machine mode: width at most 10000 us" },
+		{ "mode=per-cpu width=500001", "per-cpu mode: width at most 50% of window" },
 	};
 	char log[4096];
 	int r;
@@ -803,6 +827,264 @@ static void test_params(int argc, char **argv)
 		diag("load returned %s, width %lld", r ? strerror(-r) : "success", rdnum("width"));
 }
 
+/* A mode write that must fail, with a kernel log line naming the bound. */
+static void expect_mode_einval_logged(const char *mode, const char *bound)
+{
+	char marker[64], log[4096];
+
+	snprintf(marker, sizeof(marker), "hwlat-lab: mode %s %lld/%lld\n", mode, rdnum("width"),
+		 rdnum("window"));
+	kmsg_mark(marker);
+	expect_einval("mode", mode, strlen(mode));
+	klog_since(marker, log, sizeof(log));
+	if (!ok(strstr(log, bound) != NULL, "the kernel log names the bound \"%s\"", bound))
+		diag("kernel log after the write: \"%s\"", escs(log));
+}
+
+/*
+ * The per-mode bounds (docs/design.md "Safety bounds"): accepted at the
+ * bound, EINVAL one step beyond it, whichever setting is written last.
+ */
+static void test_mode_bounds(void)
+{
+	/* The 2009 defaults are exactly per-cpu's 50 %. */
+	configure("round-robin", 10, 500000, 1000000);
+	expect_accept("mode", "per-cpu", "none round-robin [per-cpu] stop-machine\n");
+	expect_einval("width", "500001", 6);
+	expect_einval("window", "999999", 6);
+	configure("round-robin", 10, 500001, 1000000);
+	expect_mode_einval_logged("per-cpu", "at most 50% of window");
+
+	configure("round-robin", 10, 10000, 100000);
+	expect_accept("mode", "stop-machine", "none round-robin per-cpu [stop-machine]\n");
+	expect_einval("window", "99999", 5);	/* 10.0001 % */
+	expect_accept("window", "200000", "200000\n");
+	expect_einval("width", "10001", 5);	/* 5 %, but over 10 ms */
+	configure("round-robin", 10, 10001, 1000000);
+	expect_mode_einval_logged("stop-machine", "at most 10000 us");
+	configure("round-robin", 10, 10000, 99999);
+	expect_mode_einval_logged("stop-machine", "at most 10% of window");
+	/* The defaults do not fit stop-machine. */
+	configure("round-robin", 10, 500000, 1000000);
+	expect_mode_einval_logged("stop-machine", "at most 10000 us");
+}
+
+#define PARAMS "/sys/module/hwlat_detector/parameters/"
+
+static void expect_param(const char *name, const char *want)
+{
+	char p[128], b[256];
+	ssize_t n;
+
+	snprintf(p, sizeof(p), PARAMS "%s", name);
+	n = rd_path(p, b, sizeof(b));
+	if (!ok(n >= 0 && strcmp(b, want) == 0, "parameter %s reads \"%s\"", name, escs(want)))
+		diag("read %s: %s", p, n < 0 ? strerror((int)-n) : escs(b));
+}
+
+/* Parameters are 0444 and show the settings in force, not the load values. */
+static void test_param_files(void)
+{
+	static const char *const names[] = { "enabled", "threshold", "debug", "width",
+					     "window",	"mode",	     "cpus",  "allow_high_duty" };
+	char want[32];
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char p[128];
+		struct stat st;
+		int r;
+
+		snprintf(p, sizeof(p), PARAMS "%s", names[i]);
+		r = stat(p, &st) ? -errno : 0;
+		if (!ok(r == 0 && (st.st_mode & 07777) == 0444, "parameter %s exists with mode 0444",
+			names[i]))
+			diag("stat %s: %s, mode %04o", p, r ? strerror(-r) : "ok",
+			     r ? 0 : (unsigned int)(st.st_mode & 07777));
+	}
+	configure("per-cpu", 15, 200000, 600000);
+	expect_param("threshold", "15\n");
+	expect_param("width", "200000\n");
+	expect_param("window", "600000\n");
+	expect_param("mode", "per-cpu\n");
+	expect_param("enabled", "0\n");
+	snprintf(want, sizeof(want), "0-%d\n", cpus_online() - 1);
+	expect_param("cpus", want);
+	expect_param("allow_high_duty", "N\n");
+	wr("enable", "1");
+	expect_param("enabled", "1\n");
+	configure("round-robin", 10, 500000, 1000000);
+}
+
+/*
+ * Waits up to @ms for the next line of the O_NONBLOCK stream @fd; parses it
+ * into *@l and notes when it arrived (CLOCK_MONOTONIC ns) in *@at.
+ */
+static bool next_line(int fd, unsigned int ms, struct stream_line *l, uint64_t *at)
+{
+	uint64_t deadline = now_ns() + (uint64_t)ms * 1000000ull;
+	char buf[8192];
+
+	while (now_ns() < deadline) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		char *nl;
+		ssize_t n;
+
+		if (poll(&p, 1, 1) <= 0)
+			continue;
+		n = read(fd, buf, sizeof(buf));
+		if (n <= 0)
+			continue;
+		*at = now_ns();
+		nl = memchr(buf, '\n', (size_t)n);
+		return nl && parse_stream(buf, (size_t)(nl - buf + 1), l);
+	}
+	return false;
+}
+
+/*
+ * A write while the sampler sleeps in a 10 s window applies at once: the
+ * next width starts within about 1 ms and its line arrives one width later.
+ */
+static void test_prompt_settings(void)
+{
+	_cleanup_close_ int fd = -1;
+	struct stream_line l;
+	struct timespec rt;
+	uint64_t at, t0, rt0;
+	char drain[8192];
+	bool got;
+
+	configure("round-robin", FAST_THRESHOLD, FAST_WIDTH, 10000000);
+	wr("enable", "1");
+	fd = open_file("stream", O_RDONLY | O_NONBLOCK);
+	got = fd >= 0 && next_line(fd, 3000, &l, &at);
+	if (!ok(got, "prompt: the first width after enable reports a line"))
+		goto out;
+	sleep_ms(500);
+	while (read(fd, drain, sizeof(drain)) > 0)
+		;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	rt0 = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec;
+	t0 = now_ns();
+	wrnum("window", 1000000);
+	got = next_line(fd, 12000, &l, &at);
+	if (!ok(got && at - t0 <= (FAST_WIDTH + 100000) * 1000ull,
+		"prompt: a window written while the sampler sleeps in a 10 s window applies within the width (%d ms) + 100 ms",
+		FAST_WIDTH / 1000))
+		diag("line %s", got ? "arrived late" : "did not arrive within 12 s");
+	if (got)
+		diag("prompt: window write to the next line %.1f ms, to its first gap %.1f ms",
+		     (double)(at - t0) / 1e6,
+		     ((double)(l.sec * 1000000000ull + l.nsec) - (double)rt0) / 1e6);
+out:
+	configure("round-robin", 10, 500000, 1000000);
+}
+
+/* Booted with isolcpus=@list (2 CPUs): the default list leaves it out. */
+static void test_isolated(const char *list)
+{
+	struct stream_acc a = { 0 };
+	char want[32], log[8192];
+	int other = strcmp(list, "1") == 0 ? 0 : 1;
+
+	snprintf(want, sizeof(want), "%s\n", list);
+	expect_text("cpus_excluded", want);
+	snprintf(want, sizeof(want), "%d\n", other);
+	expect_text("cpus", want);
+	expect_param("cpus", want);
+	klog_since("hwlat_detector: ", log, sizeof(log));
+	snprintf(want, sizeof(want), "CPUs %s (nohz_full= or isolcpus=)", list);
+	if (!ok(strstr(log, want) != NULL, "the load message says \"%s\"", want))
+		diag("kernel log: \"%s\"", escs(log));
+	configure("per-cpu", FAST_THRESHOLD, FAST_WIDTH, FAST_WINDOW);
+	wr("enable", "1");
+	read_stream(&a, 3000, 0, 65536, NULL);
+	wr("enable", "0");
+	if (!ok(a.lines >= 3 && a.cpus_seen == 1ull << other,
+		"per-cpu with the default list samples CPU %d only", other))
+		diag("%" PRIu64 " lines, CPU mask 0x%" PRIx64, a.lines, a.cpus_seen);
+	memset(&a, 0, sizeof(a));
+	snprintf(want, sizeof(want), "%s\n", list);
+	expect_accept("cpus", list, want);
+	wr("enable", "1");
+	read_stream(&a, 3000, 0, 65536, NULL);
+	wr("enable", "0");
+	if (!ok(a.lines >= 3 && a.cpus_seen == 1ull << (1 - other),
+		"an explicit cpus=%s samples the isolated CPU", list))
+		diag("%" PRIu64 " lines, CPU mask 0x%" PRIx64, a.lines, a.cpus_seen);
+}
+
+/*
+ * Loaded with enabled=1 threshold=1 width=100000 window=200000, then
+ * lockdown raised to integrity: debugfs refuses the writable files, every
+ * result stays readable, the parameters show the settings.
+ */
+static void test_lockdown(void)
+{
+	static const char *const results[] = { "count", "max", "dropped", "floor",
+					       "smi",	"cpus_excluded", "clock" };
+	const char *lf = "/sys/kernel/security/lockdown";
+	struct stream_acc a = { 0 };
+	char b[256];
+	int fd, r;
+
+	if (access(lf, F_OK) != 0 &&
+	    mount("securityfs", "/sys/kernel/security", "securityfs", 0, NULL) != 0)
+		diag("mount securityfs: %s", strerror(errno));
+	r = (int)rd_path(lf, b, sizeof(b));
+	r = r < 0 ? r : 0;
+	if (!ok(r == 0 && strstr(b, "integrity"), "%s offers integrity", lf))
+		diag("%s: %s \"%s\"", lf, r ? strerror(-r) : "ok", escs(b));
+	fd = open(lf, O_WRONLY | O_CLOEXEC);
+	r = fd < 0 || write(fd, "integrity", 9) != 9 ? -errno : 0;
+	if (fd >= 0)
+		close(fd);
+	rd_path(lf, b, sizeof(b));
+	if (!ok(r == 0 && strstr(b, "[integrity]"), "lockdown raised to integrity"))
+		diag("write: %s, now \"%s\"", strerror(-r), escs(b));
+	fd = open_file("enable", O_RDONLY);
+	if (!ok(fd == -EPERM, "under lockdown debugfs refuses the 0600 file enable (EPERM)"))
+		diag("open enable: %s", fd < 0 ? strerror(-fd) : "succeeded");
+	if (fd >= 0)
+		close(fd);
+	read_stream(&a, 3000, 0, 65536, NULL);
+	if (!ok(a.lines >= 3 && a.bad == 0, "under lockdown the stream is readable"))
+		diag("%" PRIu64 " lines, %" PRIu64 " bad", a.lines, a.bad);
+	for (size_t i = 0; i < sizeof(results) / sizeof(results[0]); i++) {
+		ssize_t n = rd(results[i], b, sizeof(b));
+
+		if (!ok(n > 0, "under lockdown %s is readable", results[i]))
+			diag("read %s: %s", results[i], n < 0 ? strerror((int)-n) : "empty");
+	}
+	fd = open_file("sample", O_RDONLY | O_NONBLOCK);
+	if (!ok(fd >= 0, "under lockdown sample opens"))
+		diag("open sample: %s", strerror(-fd));
+	if (fd >= 0)
+		close(fd);
+	expect_param("enabled", "1\n");
+	expect_param("threshold", "1\n");
+	expect_param("width", "100000\n");
+	expect_param("window", "200000\n");
+	expect_param("mode", "round-robin\n");
+}
+
+/* Booted with debugfs=off, loaded with enabled=1 width=100000 window=200000. */
+static void test_no_debugfs(void)
+{
+	char log[8192];
+
+	ok(module_loaded(), "the module loads with debugfs=off");
+	klog_since("hwlat_detector: ", log, sizeof(log));
+	if (!ok(strstr(log, "debugfs is not available") != NULL,
+		"the kernel log says \"debugfs is not available\""))
+		diag("kernel log: \"%s\"", escs(log));
+	ok(access("/sys/kernel/debug/hwlat_detector/stream", F_OK) != 0,
+	   "no stream file exists without debugfs");
+	expect_param("enabled", "1\n");
+	expect_param("width", "100000\n");
+	expect_param("window", "200000\n");
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -810,8 +1092,20 @@ int main(int argc, char **argv)
 		test_params(argc - 2, argv + 2);
 		return tap_done();
 	}
+	if (argc == 3 && strcmp(argv[1], "isolated") == 0) {
+		test_isolated(argv[2]);
+		return tap_done();
+	}
+	if (argc == 2 && strcmp(argv[1], "lockdown") == 0) {
+		test_lockdown();
+		return tap_done();
+	}
+	if (argc == 2 && strcmp(argv[1], "no-debugfs") == 0) {
+		test_no_debugfs();
+		return tap_done();
+	}
 	if (argc >= 2) {
-		fprintf(stderr, "abi-test: unknown argument '%s' (use no argument, or params K=V...)\n",
+		fprintf(stderr, "abi-test: unknown argument '%s' (use no argument, params K=V..., isolated CPULIST, lockdown or no-debugfs)\n",
 			argv[1]);
 		return 2;
 	}
@@ -819,6 +1113,8 @@ int main(int argc, char **argv)
 	test_modes_of_files();
 	test_defaults();
 	test_width_window();
+	test_mode_bounds();
+	test_param_files();
 	test_bad_writes();
 	test_exclusive("sample");
 	test_exclusive("stream");
@@ -834,5 +1130,6 @@ int main(int argc, char **argv)
 	test_modes_sample();
 	test_cpus_limit();
 	test_dropped();
+	test_prompt_settings();
 	return tap_done();
 }

@@ -225,6 +225,39 @@ static inline bool digits(const char **p, const char *end, uint64_t *v, int *ndi
 	return n > 0;
 }
 
+/* The guest CPU's vendor is Intel (only Intel CPUs count SMIs). */
+static inline bool intel_cpu(void)
+{
+	FILE *f = fopen("/proc/cpuinfo", "re");
+	char line[256];
+	bool intel = false;
+
+	if (!f)
+		return false;
+	while (!intel && fgets(line, sizeof(line), f))
+		intel = strncmp(line, "vendor_id", 9) == 0 && strstr(line, "GenuineIntel");
+	fclose(f);
+	return intel;
+}
+
+/* Reads a whole small file by path, NUL-terminated; length or -errno. */
+static inline ssize_t rd_path(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	buf[0] = '\0';
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	if (n < 0)
+		n = -errno;
+	else
+		buf[n] = '\0';
+	close(fd);
+	return n;
+}
+
 struct sample_line {
 	uint64_t sec, nsec, inner_us, outer_us;
 };
@@ -252,18 +285,20 @@ static inline bool parse_sample(const char *s, size_t len, struct sample_line *o
 }
 
 struct stream_line {
-	uint64_t seq, cpu, sec, nsec, inner_ns, outer_ns, count, nmi_count, nmi_ns, smi_count;
+	uint64_t seq, cpu, sec, nsec, inner_ns, outer_ns, count, nmi_count, nmi_ns, smi_count,
+		smi_ns;
+	bool smi_known; /* false: smi_count and smi_ns were "-" */
 };
 
 /*
  * `<seq> <cpu> <sec>.<nsec 9 digits> <inner_ns> <outer_ns> <count> <nmi_count>
- * <nmi_ns> <smi_count>\n`, exactly (9 fields, single spaces).
+ * <nmi_ns> <smi_count> <smi_ns>\n`, exactly (11 fields, single spaces); the
+ * last two are both numbers or both "-" (SMIs cannot be counted).
  */
 static inline bool parse_stream(const char *s, size_t len, struct stream_line *o)
 {
 	const char *p = s, *end = s + len;
-	uint64_t *rest[] = { &o->inner_ns, &o->outer_ns, &o->count, &o->nmi_count,
-			     &o->nmi_ns, &o->smi_count };
+	uint64_t *rest[] = { &o->inner_ns, &o->outer_ns, &o->count, &o->nmi_count, &o->nmi_ns };
 	int nd;
 
 	if (!digits(&p, end, &o->seq, NULL) || p >= end || *p++ != ' ')
@@ -276,6 +311,17 @@ static inline bool parse_stream(const char *s, size_t len, struct stream_line *o
 		return false;
 	for (size_t i = 0; i < sizeof(rest) / sizeof(rest[0]); i++) {
 		if (p >= end || *p++ != ' ' || !digits(&p, end, rest[i], NULL))
+			return false;
+	}
+	if (end - p >= 5 && memcmp(p, " - -\n", 5) == 0) {
+		o->smi_known = false;
+		o->smi_count = o->smi_ns = 0;
+		p += 4;
+	} else {
+		o->smi_known = true;
+		if (p >= end || *p++ != ' ' || !digits(&p, end, &o->smi_count, NULL))
+			return false;
+		if (p >= end || *p++ != ' ' || !digits(&p, end, &o->smi_ns, NULL))
 			return false;
 	}
 	if (p >= end || *p++ != '\n')
@@ -291,6 +337,8 @@ struct stream_acc {
 	char part[512];
 	size_t plen;
 	uint64_t lines, bad, last_seq, missing, out_of_order;
+	uint64_t smi_unknown; /* lines with "-" for smi_count and smi_ns */
+	uint64_t smi_total;
 	uint64_t cpus_seen; /* bit mask of CPUs */
 	uint64_t max_cpu;
 	char first_bad[160];
@@ -307,6 +355,9 @@ static inline void acc_line(struct stream_acc *a, const char *l, size_t len)
 		return;
 	}
 	a->lines++;
+	if (!s.smi_known)
+		a->smi_unknown++;
+	a->smi_total += s.smi_count;
 	if (s.cpu < 64)
 		a->cpus_seen |= 1ull << s.cpu;
 	if (s.cpu > a->max_cpu)
