@@ -323,10 +323,12 @@ static void hwlat_allowed_cpus_locked(struct cpumask *mask)
 		cpumask_copy(mask, hwlat_cpus);
 }
 
+/* A configured list as it is; the default one as far as it is online. */
 static void hwlat_effective_cpus_locked(struct cpumask *mask)
 {
 	hwlat_allowed_cpus_locked(mask);
-	cpumask_and(mask, mask, cpu_online_mask);
+	if (cpumask_empty(hwlat_cpus))
+		cpumask_and(mask, mask, cpu_online_mask);
 }
 
 /* CPUs nohz_full= or isolcpus= set apart, left out of the default list. */
@@ -335,7 +337,7 @@ const struct cpumask *hwlat_cpus_excluded(void)
 	return hwlat_excluded;
 }
 
-/* The online CPUs the samplers may use now. */
+/* The CPUs the samplers may use, as the file "cpus" shows them. */
 void hwlat_get_effective_cpus(struct cpumask *mask)
 {
 	mutex_lock(&hwlat_lock);
