@@ -11,6 +11,7 @@
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/overflow.h>
+#include <linux/rcupdate.h>
 #include <linux/sched/isolation.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
@@ -580,8 +581,11 @@ static int __init hwlat_apply_params(void)
  */
 static void __init hwlat_find_excluded(void)
 {
+	/* 7.x updates HK_TYPE_DOMAIN with cpuset partitions under RCU. */
+	rcu_read_lock();
 	cpumask_and(hwlat_excluded, housekeeping_cpumask(HK_TYPE_TICK),
 		    housekeeping_cpumask(HK_TYPE_DOMAIN));
+	rcu_read_unlock();
 	cpumask_andnot(hwlat_excluded, cpu_possible_mask, hwlat_excluded);
 	if (!cpumask_empty(hwlat_excluded))
 		pr_info("CPUs %*pbl (nohz_full= or isolcpus=) are left out of the default CPU list; name them in cpus to sample them\n",
