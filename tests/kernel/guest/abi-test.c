@@ -968,8 +968,12 @@ static void test_prompt_settings(void)
 	t0 = now_ns();
 	wrnum("window", 1000000);
 	got = next_line(fd, 12000, &l, &at);
-	if (!ok(got && at - t0 <= (FAST_WIDTH + 100000) * 1000ull,
-		"prompt: a window written while the sampler sleeps in a 10 s window applies within the width (%d ms) + 100 ms",
+	/*
+	 * Measured 112-188 ms on a loaded 2-core host (TCG); the old module
+	 * took 9.4 s. The 500 ms margin is for the host, not the module.
+	 */
+	if (!ok(got && at - t0 <= (FAST_WIDTH + 500000) * 1000ull,
+		"prompt: a window written while the sampler sleeps in a 10 s window applies within the width (%d ms) + 500 ms",
 		FAST_WIDTH / 1000))
 		diag("line %s", got ? "arrived late" : "did not arrive within 12 s");
 	if (got)
