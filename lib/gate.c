@@ -300,38 +300,32 @@ int gate_parse(const char *s, struct gate_list *list, char *why, size_t why_size
 	return r;
 }
 
-static bool compare_u64(uint64_t v, enum gate_op op, uint64_t limit)
+/* Whether "v OP limit" holds, given the sign of v - limit (-1, 0 or 1). */
+static bool op_holds(enum gate_op op, int sign)
 {
 	switch (op) {
 	case GATE_GT:
-		return v > limit;
+		return sign > 0;
 	case GATE_GE:
-		return v >= limit;
+		return sign >= 0;
 	case GATE_LT:
-		return v < limit;
+		return sign < 0;
 	case GATE_LE:
-		return v <= limit;
+		return sign <= 0;
 	case GATE_EQ:
-		return v == limit;
+		return sign == 0;
 	}
 	return true;
 }
 
+static bool compare_u64(uint64_t v, enum gate_op op, uint64_t limit)
+{
+	return op_holds(op, (v > limit) - (v < limit));
+}
+
 static bool compare_double(double v, enum gate_op op, double limit)
 {
-	switch (op) {
-	case GATE_GT:
-		return v > limit;
-	case GATE_GE:
-		return v >= limit;
-	case GATE_LT:
-		return v < limit;
-	case GATE_LE:
-		return v <= limit;
-	case GATE_EQ:
-		return v == limit;
-	}
-	return true;
+	return op_holds(op, (v > limit) - (v < limit));
 }
 
 void gate_eval(const struct gate *g, const struct gate_facts *f, struct gate_result *ret)
