@@ -57,6 +57,7 @@
 
 /* HWLAT_HYPERVISOR on bare metal. */
 #define HWLAT_HYPERVISOR_NONE "none"
+#define HWLAT_F_SKIPPED_LINES "HWLAT_SKIPPED_LINES"
 
 #define HWLAT_STATUS_COMPLETED "completed"
 #define HWLAT_STATUS_INTERRUPTED "interrupted"

@@ -17,9 +17,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <systemd/sd-daemon.h>
 #include <systemd/sd-id128.h>
 
 #include "scan-config.h"
+#include "deadline.h"
 #include "detector.h"
 #include "gate.h"
 #include "hwlat-journal.h"
@@ -29,6 +31,7 @@
 #include "platform.h"
 #include "smi-total.h"
 #include "stats.h"
+#include "progress.h"
 #include "stream.h"
 #include "util.h"
 
@@ -47,9 +50,14 @@ enum {
 
 /* Time allowed for the stream to reach EOF after enable=0, beyond a window. */
 #define DRAIN_GRACE_NS (2 * NSEC_PER_SEC)
+/* Beyond the drain, for restoring the settings and writing the summary. */
+#define FINISH_MARGIN_NS (30 * NSEC_PER_SEC)
+/* Bad stream lines are each counted; only the first few are each logged. */
+#define BAD_LINE_MESSAGES_MAX 10
 
 typedef enum action {
 	ACTION_SCAN,
+	ACTION_CHECK_CONFIG,
 	ACTION_LOAD_MODULE,
 	ACTION_UNLOAD_MODULE,
 	ACTION_HELP,
@@ -86,6 +94,8 @@ typedef struct scan {
 	uint64_t last_seq;
 	uint64_t seq_gaps;
 	struct stats stats; /* percentiles etc. for --fail-if */
+	uint64_t skipped_lines; /* malformed, too long, cut: counted, not journaled */
+	progress progress;
 } scan;
 
 static void help(void)
@@ -106,8 +116,12 @@ static void help(void)
 	       "                      'smi>0' (repeatable; replaces fail_if of the config;\n"
 	       "                      FACT: max, pN, smi, smi-rate, nmi, unexplained,\n"
 	       "                      dropped, samples)\n"
-	       "  -C, --config=FILE   configuration file (default %s)\n"
-	       "  -q, --quiet         print no summary on standard output\n"
+	       "                      (nanosecond precision: 1500ns)\n"
+	       "  -C, --config=FILE   configuration file (default %s),\n"
+	       "                      then FILE.d/*.conf\n"
+	       "      --check-config  check the configuration, print the settings, touch\n"
+	       "                      nothing; exit 0 when valid, 2 when not\n"
+	       "  -q, --quiet         print no summary or progress\n"
 	       "      --load-module   load the module, remember it in /run/hwlat (for the unit)\n"
 	       "      --unload-module unload the module if --load-module loaded it\n"
 	       "      --unit          run as hwlat-scan.service: the module is loaded by\n"
@@ -137,6 +151,7 @@ enum {
 	ARG_DETECTOR_DIR,
 	ARG_JOURNAL_EXPORT,
 	ARG_PLATFORM_ROOT,
+	ARG_CHECK_CONFIG,
 };
 
 static int parse_argv(int argc, char *argv[], options *o)
@@ -157,6 +172,7 @@ static int parse_argv(int argc, char *argv[], options *o)
 		{ "load-module", no_argument, NULL, ARG_LOAD },
 		{ "unload-module", no_argument, NULL, ARG_UNLOAD },
 		{ "unit", no_argument, NULL, ARG_UNIT },
+		{ "check-config", no_argument, NULL, ARG_CHECK_CONFIG },
 		/* For tests, documented in hwlat-scan(8), not in --help. */
 		{ "detector-dir", required_argument, NULL, ARG_DETECTOR_DIR },
 		{ "journal-export", required_argument, NULL, ARG_JOURNAL_EXPORT },
@@ -202,6 +218,9 @@ static int parse_argv(int argc, char *argv[], options *o)
 		case ARG_UNIT:
 			o->unit = true;
 			break;
+		case ARG_CHECK_CONFIG:
+			o->action = ACTION_CHECK_CONFIG;
+			break;
 		case ARG_DETECTOR_DIR:
 			o->detector_dir = optarg;
 			break;
@@ -231,7 +250,7 @@ static int load_config(const options *o, scan_config *c)
 	int r;
 
 	config_init(c);
-	r = config_load_file(c, o->config_path, o->config_explicit);
+	r = config_load(c, o->config_path, o->config_explicit);
 	if (r < 0)
 		return r;
 	for (i = 0; i < o->n_overrides; i++) {
@@ -252,14 +271,6 @@ static int load_config(const options *o, scan_config *c)
 			return r;
 	}
 	return config_check_cpus_online(c, "/sys/devices/system/cpu/online");
-}
-
-static uint64_t now_ns(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
 }
 
 /*
@@ -283,6 +294,56 @@ static void scan_id_init(bool unit, char buf[static SD_ID128_STRING_MAX])
 	sd_id128_to_string(id, buf);
 }
 
+/* For a message: printable ASCII as is, other bytes as \\xNN, cut at 120. */
+static char *escape_text(const char *text, size_t len, char *buf, size_t size)
+{
+	size_t i, o = 0;
+
+	for (i = 0; i < len && o + 8 < size && o < 120; i++) {
+		unsigned char ch = (unsigned char)text[i];
+
+		if (ch >= 0x20 && ch < 0x7f && ch != '\\')
+			buf[o++] = (char)ch;
+		else
+			o += (size_t)snprintf(buf + o, size - o, "\\x%02x", ch);
+	}
+	if (i < len)
+		o += (size_t)snprintf(buf + o, size - o, "...");
+	buf[o] = '\0';
+	return buf;
+}
+
+/* A stream line that cannot be a sample: count it, say it, go on. */
+static void skip_line(scan *s, const char *what, const char *text, size_t len)
+{
+	char esc[160];
+
+	s->skipped_lines++;
+	if (s->skipped_lines <= BAD_LINE_MESSAGES_MAX)
+		log_msg("skipping %s in the detector's stream: '%s'", what,
+			escape_text(text, len, esc, sizeof(esc)));
+	if (s->skipped_lines == BAD_LINE_MESSAGES_MAX)
+		log_msg("further unreadable stream lines are counted, not shown");
+}
+
+static void on_bad_line(line_problem why, const char *text, size_t len, void *userdata)
+{
+	scan *s = userdata;
+
+	switch (why) {
+	case LINE_TOO_LONG:
+		skip_line(s, "a line longer than " STRINGIFY(STREAM_LINE_MAX) " bytes", text, len);
+		break;
+	case LINE_HAS_NUL:
+		skip_line(s, "a line with a NUL byte", text, len);
+		break;
+	case LINE_CUT_AT_EOF:
+		skip_line(s, "a partial last line (the stream ended in the middle of it)",
+			  text, len);
+		break;
+	}
+}
+
 /* Handles one stream line: parse, account, journal. */
 static int on_line(const char *line, void *userdata)
 {
@@ -295,9 +356,8 @@ static int on_line(const char *line, void *userdata)
 		return 0;
 	r = stream_parse_line(line, &smp);
 	if (r < 0) {
-		log_msg("malformed line in the detector's stream: '%s'", line);
-		s->broken = true;
-		return -EBADMSG;
+		skip_line(s, "a malformed line", line, strlen(line));
+		return 0;
 	}
 	if (smp.seq <= s->last_seq)
 		log_msg("stream sequence went back from %llu to %llu",
@@ -361,7 +421,9 @@ static sample_end sample_loop(scan *s, line_reader *lr, int stream_fd,
 
 		if (now >= deadline)
 			return END_COMPLETED;
-		n = poll(p, 2, (int)((deadline - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC));
+		progress_update(&s->progress, now, s->samples, s->max_ns);
+		n = poll(p, 2, poll_timeout_ms(now, deadline,
+					       s->progress.on ? PROGRESS_INTERVAL_MS : POLL_MAX_WAIT_MS));
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -384,10 +446,7 @@ static sample_end sample_loop(scan *s, line_reader *lr, int stream_fd,
 		if (r == 0)
 			return END_EOF;
 		if (r < 0) {
-			if (r == -EBADMSG && !s->broken)
-				log_msg("the detector's stream sent a line longer than %d bytes",
-					STREAM_LINE_MAX);
-			else if (!s->broken)
+			if (!s->broken)
 				log_errno((int)r, "cannot read the detector's stream");
 			return END_ERROR;
 		}
@@ -406,7 +465,7 @@ static int drain(scan *s, line_reader *lr, int stream_fd, uint64_t deadline)
 			log_msg("the detector's stream did not end after enable=0");
 			return -ETIMEDOUT;
 		}
-		if (poll(&p, 1, (int)((deadline - now) / NSEC_PER_MSEC + 1)) < 0) {
+		if (poll(&p, 1, poll_timeout_ms(now, deadline, POLL_MAX_WAIT_MS)) < 0) {
 			if (errno == EINTR)
 				continue;
 			return log_errno(-errno, "poll failed");
@@ -419,24 +478,34 @@ static int drain(scan *s, line_reader *lr, int stream_fd, uint64_t deadline)
 		if (r == 0)
 			return 0;
 		if (r < 0) {
-			/* A bad line: note it, keep reading to EOF. */
-			if (r == -EBADMSG || s->broken) {
-				s->broken = true;
+			/* The journal failed: keep reading to EOF, journal nothing. */
+			if (s->broken)
 				continue;
-			}
 			return log_errno((int)r, "cannot read the detector's stream");
 		}
 	}
 }
 
+/*
+ * Every signal whose default action would end the scan, other than the ones
+ * a fault raises, ends it like SIGTERM: SIGHUP (the terminal went away),
+ * SIGINT, SIGQUIT, SIGUSR1/2, SIGALRM, real-time signals... so that the
+ * detector is never left enabled. SIGPIPE is ignored instead (main()).
+ */
 static int signalfd_setup(sigset_t *old)
 {
+	static const int keep[] = {
+		SIGKILL, SIGSTOP, SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS,
+		SIGABRT, SIGCHLD, SIGCONT, SIGTSTP, SIGTTIN, SIGTTOU, SIGWINCH,
+		SIGURG, SIGPIPE,
+	};
 	sigset_t mask;
+	size_t i;
 	int fd;
 
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
+	sigfillset(&mask);
+	for (i = 0; i < ELEMENTSOF(keep); i++)
+		sigdelset(&mask, keep[i]);
 	if (sigprocmask(SIG_BLOCK, &mask, old) < 0)
 		return log_errno(-errno, "cannot block signals");
 	fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
@@ -445,8 +514,9 @@ static int signalfd_setup(sigset_t *old)
 	return fd;
 }
 
-static void print_summary(const scan_summary *sum, uint64_t seq_gaps,
-			  const smi_tally *smi, const smi_total *smi_total)
+/* Returns a negative errno when stdout cannot take it (EPIPE). */
+static int print_summary(const scan_summary *sum, uint64_t seq_gaps,
+			 const smi_tally *smi, const smi_total *smi_total)
 {
 	char a[32], b[32], c[32];
 
@@ -470,11 +540,16 @@ static void print_summary(const scan_summary *sum, uint64_t seq_gaps,
 	if (sum->cpus_excluded && sum->cpus_excluded[0])
 		printf(", CPUs left out of the default set %s", sum->cpus_excluded);
 	putchar('\n');
+	if (sum->skipped_lines)
+		printf("hwlat-scan: %llu unreadable stream lines skipped\n",
+		       (unsigned long long)sum->skipped_lines);
 	if (sum->hardlimit_ns && sum->max_ns > sum->hardlimit_ns)
 		printf("hwlat-scan: max latency %s exceeds the hard limit %s\n",
 		       format_latency(sum->max_ns, a, sizeof(a)),
 		       format_latency(sum->hardlimit_ns, b, sizeof(b)));
-	fflush(stdout);
+	if (fflush(stdout) != 0 || ferror(stdout))
+		return -(errno ? errno : EIO);
+	return 0;
 }
 
 /* What the module's `smi` file says about counting SMIs. */
@@ -699,6 +774,40 @@ static int wanted_settings(const scan_config *cfg, const detector_settings *cur,
 	return 0;
 }
 
+/*
+ * Under --unit: the unit's TimeoutStartSec= covers the default duration
+ * only; tell systemd how long this scan will take from now (it extends the
+ * start timeout to at least that, NotifyAccess=main).
+ */
+static void extend_start_timeout(const options *o, uint64_t duration_ns, uint64_t window_us)
+{
+	uint64_t usec = (duration_ns + window_us * NSEC_PER_USEC + DRAIN_GRACE_NS +
+			 FINISH_MARGIN_NS) / NSEC_PER_USEC;
+	int r;
+
+	if (!o->unit)
+		return;
+	r = sd_notifyf(0, "EXTEND_TIMEOUT_USEC=%llu", (unsigned long long)usec);
+	if (r < 0)
+		log_errno(r, "cannot tell systemd the scan's duration (EXTEND_TIMEOUT_USEC)");
+}
+
+/* Without an export file, the entries need journald: check before starting. */
+static int check_journal(FILE *export)
+{
+	int r;
+
+	if (export)
+		return 0;
+	r = journal_check_socket();
+	if (r < 0) {
+		log_errno(r, "cannot write to the journal at %s (is systemd-journald running?); not starting the scan",
+			  JOURNAL_SOCKET);
+		return r;
+	}
+	return 0;
+}
+
 static int run_scan(const options *o, const scan_config *cfg, int sig_fd)
 {
 	_cleanup_close_ int stream_fd = -1;
@@ -706,13 +815,13 @@ static int run_scan(const options *o, const scan_config *cfg, int sig_fd)
 	_cleanup_free_ scan *s = NULL;
 	_cleanup_free_ line_reader *lr = NULL;
 	cleanup c = { .det = { .dir_fd = -1 } };
-	detector_settings want;
+	detector_settings want, used;
 	scan_summary sum = {};
 	smi_total smi_total;
 	platform plat;
 	char buf[256], clock_name[64], excluded[4096];
 	struct utsname u;
-	uint64_t enabled_at, deadline, stopped_at, v;
+	uint64_t enabled_at, deadline, stopped_at, v, unexplained;
 	sample_end end;
 	bool started = false;
 	int r, ret;
@@ -725,6 +834,7 @@ static int run_scan(const options *o, const scan_config *cfg, int sig_fd)
 	}
 	stats_init(&s->stats, 0, 0);
 	scan_id_init(o->unit, s->scan_id);
+	lr->on_bad = on_bad_line;
 
 	if (o->journal_export) {
 		export = fopen(o->journal_export, "we");
@@ -733,9 +843,6 @@ static int run_scan(const options *o, const scan_config *cfg, int sig_fd)
 			return EXIT_FAILED;
 		}
 	}
-
-	if (!export && access("/run/systemd/journal/socket", F_OK) < 0)
-		log_msg("warning: journald is not running, the samples will not be recorded");
 
 	ret = open_detector(o, &c);
 	if (ret != 0)
@@ -760,6 +867,10 @@ static int run_scan(const options *o, const scan_config *cfg, int sig_fd)
 		r = wanted_settings(cfg, &c.saved, &want);
 	if (r < 0) {
 		ret = EXIT_USAGE;
+		goto out;
+	}
+	if (check_journal(export) < 0) {
+		ret = EXIT_FAILED;
 		goto out;
 	}
 
@@ -790,6 +901,7 @@ static int run_scan(const options *o, const scan_config *cfg, int sig_fd)
 	s->export = export;
 	r = detector_change(&c.det, &c.state, &want);
 	if (r >= 0) {
+		extend_start_timeout(o, cfg->duration_ns, c.state.window_us);
 		r = detector_write(&c.det, "enable", "1");
 		if (r < 0)
 			log_errno(r, "cannot enable the detector");
@@ -806,11 +918,14 @@ static int run_scan(const options *o, const scan_config *cfg, int sig_fd)
 	}
 	deadline = enabled_at + cfg->duration_ns;
 	started = true;
+	progress_start(&s->progress, progress_wanted(o->quiet, o->unit), enabled_at,
+		       cfg->duration_ns);
 
 	end = sample_loop(s, lr, stream_fd, sig_fd, deadline);
 
 	r = detector_write(&c.det, "enable", "0");
 	stopped_at = now_ns(CLOCK_MONOTONIC);
+	progress_stop(&s->progress);
 	if (r < 0) {
 		log_errno(r, "cannot disable the detector");
 		end = END_ERROR;
@@ -822,26 +937,24 @@ static int run_scan(const options *o, const scan_config *cfg, int sig_fd)
 	}
 	if (end == END_EOF)
 		log_msg("the detector's stream ended before the scan did: was it disabled by someone else?");
-	if (s->broken)
+	/* Every readable sample is journaled, but the maximum may be missing. */
+	if (s->broken || s->skipped_lines)
 		end = END_ERROR;
 
 summary:
+	/* The scan's settings, for the summary: undo() changes c.state. */
+	used = c.state;
 	uname(&u);
 	platform_read(o->platform_root, &plat);
 	if (detector_read(&c.det, "clock", clock_name, sizeof(clock_name)) < 0)
 		snprintf(clock_name, sizeof(clock_name), "unknown");
 	strip(clock_name);
-
-	sum.scan_id = s->scan_id;
-	sum.status = end == END_COMPLETED ? HWLAT_STATUS_COMPLETED :
-		     end == END_SIGNAL ? HWLAT_STATUS_INTERRUPTED :
-					 HWLAT_STATUS_FAILED;
-	sum.threshold_ns = c.state.threshold_us * NSEC_PER_USEC;
-	sum.width_ns = c.state.width_us * NSEC_PER_USEC;
-	sum.window_ns = c.state.window_us * NSEC_PER_USEC;
+	sum.threshold_ns = used.threshold_us * NSEC_PER_USEC;
+	sum.width_ns = used.width_us * NSEC_PER_USEC;
+	sum.window_ns = used.window_us * NSEC_PER_USEC;
 	sum.hardlimit_ns = cfg->hardlimit_ns;
-	sum.mode = c.state.has_mode ? c.state.mode : "unknown";
-	sum.cpus = c.state.has_cpus ? c.state.cpus : "unknown";
+	sum.mode = used.has_mode ? used.mode : "unknown";
+	sum.cpus = used.has_cpus ? used.cpus : "unknown";
 	sum.kernel = u.release;
 	sum.cpu_model = plat.cpu_model;
 	sum.hypervisor = plat.hypervisor;
@@ -862,11 +975,26 @@ summary:
 	sum.smi_unavailable = smi_total.reason;
 	sum.nmi_total = s->nmi_total;
 	sum.floor_ns = started && detector_read_u64(&c.det, "floor", &v) >= 0 ? v : 0;
-	if (sum.dropped < s->seq_gaps)
+	sum.skipped_lines = s->skipped_lines;
+	/* A skipped line's number is a gap too, but no lost window. */
+	unexplained = s->seq_gaps > s->skipped_lines ? s->seq_gaps - s->skipped_lines : 0;
+	if (sum.dropped < unexplained)
 		log_msg("the stream showed %llu lost windows but the detector counts %llu dropped",
-			(unsigned long long)s->seq_gaps,
+			(unsigned long long)unexplained,
 			(unsigned long long)sum.dropped);
 
+	/* Restore first: nothing below may keep the detector running. */
+	close(stream_fd);
+	stream_fd = -1;
+	r = undo(&c);
+	if (r < 0) {
+		log_msg("the detector's previous settings could not all be restored");
+		end = END_ERROR;
+	}
+
+	sum.status = end == END_COMPLETED ? HWLAT_STATUS_COMPLETED :
+		     end == END_SIGNAL ? HWLAT_STATUS_INTERRUPTED :
+					 HWLAT_STATUS_FAILED;
 	r = journal_entry_summary(&s->entry, &sum);
 	if (r >= 0)
 		r = journal_entry_send(&s->entry, export);
@@ -875,9 +1003,13 @@ summary:
 		end = END_ERROR;
 	}
 
-	if (!o->quiet)
-		print_summary(&sum, s->seq_gaps, &s->smi, &smi_total);
+	if (!o->quiet) {
+		r = print_summary(&sum, s->seq_gaps, &s->smi, &smi_total);
+		if (r < 0)
+			log_errno(r, "cannot print the summary on standard output (it is in the journal)");
+	}
 
+	/* A latency equal to the hard limit passes: only above it fails. */
 	if (end == END_ERROR || end == END_EOF)
 		ret = EXIT_FAILED;
 	else if (cfg->hardlimit_ns && s->max_ns > cfg->hardlimit_ns)
@@ -888,23 +1020,47 @@ summary:
 	if (ret != EXIT_FAILED && cfg->gates.n > 0 &&
 	    check_gates(cfg, s, &sum, o->quiet) > 0 && ret == 0)
 		ret = EXIT_FAIL_IF;
+	stats_done(&s->stats);
+	return ret;
 
 out:
 	if (stream_fd >= 0) {
 		close(stream_fd);
 		stream_fd = -1;
 	}
-	if (undo(&c) < 0 && (ret == 0 || ret == EXIT_HARDLIMIT || ret == EXIT_FAIL_IF))
+	if (undo(&c) < 0 && ret == 0)
 		ret = EXIT_FAILED;
 	stats_done(&s->stats);
 	return ret;
 }
 
+static int check_config(const scan_config *cfg)
+{
+	config_print(cfg, stdout);
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		log_errno(-(errno ? errno : EIO), "cannot print the configuration");
+		return EXIT_FAILED;
+	}
+	return 0;
+}
+
+/* debugfs files are root's (0600) and modules need root: say so first. */
+static int need_root(void)
+{
+	if (geteuid() == 0)
+		return 0;
+	log_msg("must be run as root (the detector's debugfs files and the kernel module are root's)");
+	return -EPERM;
+}
+
 int main(int argc, char *argv[])
 {
 	_cleanup_close_ int sig_fd = -1;
-	scan_config cfg;
+	_cleanup_free_ scan_config *cfg = NULL;
 	options o = {};
+
+	/* A closed stdout or stderr is an EPIPE error, never a killed scan. */
+	signal(SIGPIPE, SIG_IGN);
 
 	if (parse_argv(argc, argv, &o) < 0)
 		return EXIT_USAGE;
@@ -917,19 +1073,35 @@ int main(int argc, char *argv[])
 		printf("hwlat-scan %s\n", PACKAGE_VERSION);
 		return 0;
 	case ACTION_LOAD_MODULE:
+		if (need_root() < 0)
+			return EXIT_NO_DETECTOR;
 		return action_load_module(&o);
 	case ACTION_UNLOAD_MODULE:
+		if (need_root() < 0)
+			return EXIT_NO_DETECTOR;
 		return action_unload_module();
 	case ACTION_SCAN:
+	case ACTION_CHECK_CONFIG:
 		break;
 	}
 
-	if (load_config(&o, &cfg) < 0)
+	cfg = malloc(sizeof(*cfg));
+	if (!cfg) {
+		log_msg("out of memory");
+		return EXIT_FAILED;
+	}
+	if (load_config(&o, cfg) < 0)
 		return EXIT_USAGE;
+	if (o.action == ACTION_CHECK_CONFIG)
+		return check_config(cfg);
+
+	/* A fake detector (tests) is the caller's; the real one is root's. */
+	if (!o.detector_dir && need_root() < 0)
+		return EXIT_NO_DETECTOR;
 
 	sig_fd = signalfd_setup(NULL);
 	if (sig_fd < 0)
 		return EXIT_FAILED;
 
-	return run_scan(&o, &cfg, sig_fd);
+	return run_scan(&o, cfg, sig_fd);
 }

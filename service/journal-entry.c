@@ -4,7 +4,10 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <systemd/sd-id128.h>
 #include <systemd/sd-journal.h>
@@ -169,19 +172,24 @@ int journal_entry_summary(journal_entry *e, const scan_summary *s)
 		{ s->smi_total_known ? NULL : HWLAT_F_SMI_UNAVAILABLE, .str = or_unknown(s->smi_unavailable) },
 		{ HWLAT_F_NMI_TOTAL, .num = s->nmi_total },
 		{ HWLAT_F_FLOOR_NS, .num = s->floor_ns },
+		{ HWLAT_F_SKIPPED_LINES, .num = s->skipped_lines },
 	};
-	char max[32], limit[32];
+	char max[32], limit[32], skipped[64] = "";
 	int r;
 
+	if (s->skipped_lines)
+		snprintf(skipped, sizeof(skipped), ", %llu unreadable stream lines skipped",
+			 (unsigned long long)s->skipped_lines);
 	journal_entry_init(e);
 	r = journal_entry_add(e, "MESSAGE_ID=%s", HWLAT_SUMMARY_MESSAGE_ID);
 	if (r >= 0)
-		r = journal_entry_add(e, "MESSAGE=hardware latency scan %s: %llu samples, max %s, %llu dropped, %llu.%03llu s scanned%s%s",
+		r = journal_entry_add(e, "MESSAGE=hardware latency scan %s: %llu samples, max %s, %llu dropped, %llu.%03llu s scanned%s%s%s",
 				      s->status, (unsigned long long)s->samples,
 				      s->samples ? format_latency(s->max_ns, max, sizeof(max)) : "-",
 				      (unsigned long long)s->dropped,
 				      (unsigned long long)(s->duration_ns / NSEC_PER_SEC),
 				      (unsigned long long)(s->duration_ns % NSEC_PER_SEC / NSEC_PER_MSEC),
+				      skipped,
 				      over ? ", exceeds hard limit " : "",
 				      over ? format_latency(s->hardlimit_ns, limit, sizeof(limit)) : "");
 	if (r >= 0)
@@ -223,6 +231,21 @@ static void export_field(FILE *f, const struct iovec *iov)
 	fwrite(le, 1, sizeof(le), f);
 	fwrite(eq + 1, 1, len, f);
 	fputc('\n', f);
+}
+
+int journal_check_socket(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX, .sun_path = JOURNAL_SOCKET };
+	int fd, r = 0;
+
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	/* A datagram connect() fails unless a socket is bound there. */
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		r = -errno;
+	close(fd);
+	return r;
 }
 
 int journal_entry_send(const journal_entry *e, FILE *export)

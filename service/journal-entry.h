@@ -50,6 +50,7 @@ typedef struct scan_summary {
 	const char *clocksource;
 	const char *tsc_stable;
 	const char *cpus_excluded; /* NULL: no HWLAT_CPUS_EXCLUDED field */
+	uint64_t skipped_lines; /* stream lines that could not be read */
 } scan_summary;
 
 /* Resets e and adds one "NAME=value" field; -E2BIG when e is full. */
@@ -63,6 +64,16 @@ int journal_entry_sample(journal_entry *e, const char *scan_id,
 
 /* Builds the summary entry. */
 int journal_entry_summary(journal_entry *e, const scan_summary *s);
+
+/* The journal socket journal_entry_send() writes to without an export file. */
+#define JOURNAL_SOCKET "/run/systemd/journal/socket"
+
+/*
+ * Checks that journald listens on JOURNAL_SOCKET (sd_journal_sendv() drops
+ * entries silently when it does not). Returns 0 or a negative errno
+ * (-ENOENT: no socket, -ECONNREFUSED: nobody listening).
+ */
+int journal_check_socket(void);
 
 /*
  * Sends e to journald, or appends it to export (journal export format, with

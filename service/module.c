@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <string.h>
@@ -39,6 +40,8 @@ bool module_is_loaded(void)
 static int run_modprobe(const char *opt1, const char *opt2)
 {
 	const char *prog = env_or("HWLAT_MODPROBE", "/sbin/modprobe");
+	posix_spawnattr_t attr;
+	sigset_t mask, dfl;
 	char *argv[5];
 	size_t n = 0;
 	pid_t pid;
@@ -52,7 +55,21 @@ static int run_modprobe(const char *opt1, const char *opt2)
 	argv[n++] = (char *)MODULE_NAME;
 	argv[n] = NULL;
 
-	r = posix_spawn(&pid, prog, NULL, NULL, argv, environ);
+	/* Not the scan's blocked signals and ignored SIGPIPE: modprobe's own. */
+	r = posix_spawnattr_init(&attr);
+	if (r != 0)
+		return log_errno(-r, "cannot run %s", prog);
+	sigemptyset(&mask);
+	sigemptyset(&dfl);
+	sigaddset(&dfl, SIGPIPE);
+	r = posix_spawnattr_setsigmask(&attr, &mask);
+	if (r == 0)
+		r = posix_spawnattr_setsigdefault(&attr, &dfl);
+	if (r == 0)
+		r = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	if (r == 0)
+		r = posix_spawn(&pid, prog, NULL, &attr, argv, environ);
+	posix_spawnattr_destroy(&attr);
 	if (r != 0)
 		return log_errno(-r, "cannot run %s", prog);
 	while (waitpid(pid, &status, 0) < 0)

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Config file, command-line values and their validation for hwlat-scan. */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "scan-config.h"
 #include "util.h"
@@ -131,9 +134,15 @@ int config_set(scan_config *c, const char *key, const char *value,
 		c->window_ns = ns;
 		break;
 	case CONFIG_HARDLIMIT:
-		r = parse_us_setting(origin, key, value, &ns);
+		/* The scanner's own limit: nanoseconds, not the detector's us. */
+		r = parse_time_span(value, NSEC_PER_USEC, &ns);
+		if (r == -ERANGE)
+			return bad_value(origin, key, value, r, "too large");
 		if (r < 0)
-			return r;
+			return bad_value(origin, key, value, r,
+					 "expected a time span such as 100 (us), 1500ns or 2ms");
+		if (ns == 0)
+			return bad_value(origin, key, value, -ERANGE, "must be greater than 0");
 		c->hardlimit_ns = ns;
 		break;
 	case CONFIG_FAIL_IF: {
@@ -179,6 +188,7 @@ int config_set(scan_config *c, const char *key, const char *value,
 	}
 
 	c->set[k] = true;
+	snprintf(c->origin[k], sizeof(c->origin[k]), "%s", origin);
 	return 0;
 }
 
@@ -192,15 +202,21 @@ int config_load_file(scan_config *c, const char *path, bool must_exist)
 	scan_config tmp = *c;
 	ssize_t n;
 
+	struct stat st;
+
 	f = fopen(path, "re");
 	if (!f) {
 		if (errno == ENOENT && !must_exist)
 			return 0;
 		return log_errno(-errno, "cannot read config file %s", path);
 	}
+	/* fopen() opens a directory; only reading it fails. */
+	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode))
+		return log_errno(-EISDIR, "cannot read config file %s", path);
 
+	errno = 0;
 	while ((n = getline(&line, &cap, f)) >= 0) {
-		char origin[4096 + 16], *eq, *key, *value;
+		char origin[4096 + 16], *eq, *key, *value, *text = line;
 		int k, r;
 
 		lineno++;
@@ -209,17 +225,20 @@ int config_load_file(scan_config *c, const char *path, bool must_exist)
 			log_msg("%s: line contains a NUL byte", origin);
 			return -EINVAL;
 		}
-		strip(line);
-		if (line[0] == '\0' || line[0] == '#')
+		/* Editors on other systems start UTF-8 files with a BOM. */
+		if (lineno == 1 && strncmp(text, "\xef\xbb\xbf", 3) == 0)
+			text += 3;
+		text = strip(text);
+		if (text[0] == '\0' || text[0] == '#')
 			continue;
 
-		eq = strchr(line, '=');
+		eq = strchr(text, '=');
 		if (!eq) {
-			log_msg("%s: expected 'key = value', got '%s'", origin, line);
+			log_msg("%s: expected 'key = value', got '%s'", origin, text);
 			return -EINVAL;
 		}
 		*eq = '\0';
-		key = strip(line);
+		key = strip(text);
 		value = strip(eq + 1);
 		if (key[0] == '\0') {
 			log_msg("%s: missing key before '='", origin);
@@ -230,16 +249,189 @@ int config_load_file(scan_config *c, const char *path, bool must_exist)
 			log_msg("%s: key '%s' given twice", origin, key);
 			return -EINVAL;
 		}
+		/* fail_if of a later file (a drop-in) replaces an earlier one's. */
+		if (k == CONFIG_FAIL_IF)
+			tmp.gates.n = 0;
 		r = config_set(&tmp, key, value, origin);
 		if (r < 0)
 			return r;
 		seen[k] = true;
+		errno = 0;
 	}
 	if (ferror(f))
-		return log_errno(-EIO, "cannot read config file %s", path);
+		return log_errno(errno > 0 ? -errno : -EIO, "cannot read config file %s", path);
 
 	*c = tmp;
 	return 0;
+}
+
+static int compare_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool is_dropin_name(const char *name)
+{
+	size_t len = strlen(name);
+
+	return name[0] != '.' && len > 5 && strcmp(name + len - 5, ".conf") == 0;
+}
+
+/* The "*.conf" names in dir, sorted bytewise; *ret_n = 0 if dir is absent. */
+static int list_dropins(const char *dir, char ***ret, size_t *ret_n)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	int r = 0;
+
+	*ret = NULL;
+	*ret_n = 0;
+	if (!d) {
+		if (errno == ENOENT)
+			return 0;
+		return log_errno(-errno, "cannot read the drop-in directory %s", dir);
+	}
+	errno = 0;
+	while ((de = readdir(d))) {
+		if (!is_dropin_name(de->d_name))
+			continue;
+		if (n == cap) {
+			char **m = realloc(names, (cap = cap ? 2 * cap : 8) * sizeof(*names));
+
+			if (!m) {
+				r = -ENOMEM;
+				break;
+			}
+			names = m;
+		}
+		names[n] = strdup(de->d_name);
+		if (!names[n]) {
+			r = -ENOMEM;
+			break;
+		}
+		n++;
+	}
+	if (r == 0 && errno != 0)
+		r = log_errno(-errno, "cannot read the drop-in directory %s", dir);
+	else if (r == -ENOMEM)
+		log_msg("out of memory");
+	closedir(d);
+	if (r < 0) {
+		while (n)
+			free(names[--n]);
+		free(names);
+		return r;
+	}
+	if (n)
+		qsort(names, n, sizeof(*names), compare_names);
+	*ret = names;
+	*ret_n = n;
+	return 0;
+}
+
+int config_load(scan_config *c, const char *path, bool must_exist)
+{
+	_cleanup_free_ scan_config *tmp = malloc(sizeof(*tmp));
+	char dir[4096], file[4096 + 256];
+	char **names = NULL;
+	size_t n = 0, i;
+	int r;
+
+	if (!tmp) {
+		log_msg("out of memory");
+		return -ENOMEM;
+	}
+	*tmp = *c;
+	r = config_load_file(tmp, path, must_exist);
+	if (r < 0)
+		return r;
+	if ((size_t)snprintf(dir, sizeof(dir), "%s%s", path, CONFIG_DROPIN_SUFFIX) >= sizeof(dir)) {
+		log_msg("config file name too long: %s", path);
+		return -ENAMETOOLONG;
+	}
+	r = list_dropins(dir, &names, &n);
+	for (i = 0; r >= 0 && i < n; i++) {
+		snprintf(file, sizeof(file), "%s/%s", dir, names[i]);
+		r = config_load_file(tmp, file, true);
+	}
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	if (r < 0)
+		return r;
+	*c = *tmp;
+	return 0;
+}
+
+char *format_span_exact(uint64_t ns, char *buf, size_t size)
+{
+	static const struct {
+		uint64_t ns;
+		const char *unit;
+	} units[] = {
+		{ 86400 * NSEC_PER_SEC, "d" }, { 3600 * NSEC_PER_SEC, "h" },
+		{ 60 * NSEC_PER_SEC, "m" }, { NSEC_PER_SEC, "s" },
+		{ NSEC_PER_MSEC, "ms" }, { NSEC_PER_USEC, "us" },
+	};
+	size_t i;
+
+	for (i = 0; i < ELEMENTSOF(units); i++)
+		if (ns && ns % units[i].ns == 0) {
+			snprintf(buf, size, "%llu%s",
+				 (unsigned long long)(ns / units[i].ns), units[i].unit);
+			return buf;
+		}
+	snprintf(buf, size, "%lluns", (unsigned long long)ns);
+	return buf;
+}
+
+void config_print(const scan_config *c, FILE *f)
+{
+	static const char *const unset_why[_CONFIG_KEY_MAX] = {
+		[CONFIG_THRESHOLD] = "the detector's current threshold is kept",
+		[CONFIG_WIDTH] = "the detector's current width is kept",
+		[CONFIG_WINDOW] = "the detector's current window is kept",
+		[CONFIG_MODE] = "the detector's current mode is kept",
+		[CONFIG_CPUS] = "the detector's current CPUs are kept",
+		[CONFIG_HARDLIMIT] = "no hard limit",
+		[CONFIG_FAIL_IF] = "no condition",
+	};
+	const uint64_t *spans[_CONFIG_KEY_MAX] = {
+		[CONFIG_DURATION] = &c->duration_ns,
+		[CONFIG_THRESHOLD] = &c->threshold_ns,
+		[CONFIG_WIDTH] = &c->width_ns,
+		[CONFIG_WINDOW] = &c->window_ns,
+		[CONFIG_HARDLIMIT] = &c->hardlimit_ns,
+	};
+	char buf[GATE_MAX_CONDITIONS * (GATE_TEXT_MAX + 2)];
+	size_t i, len;
+	int k;
+
+	for (k = 0; k < _CONFIG_KEY_MAX; k++) {
+		const char *value = buf;
+
+		if (k == CONFIG_MODE) {
+			value = c->mode;
+		} else if (k == CONFIG_CPUS) {
+			value = c->cpus;
+		} else if (k == CONFIG_FAIL_IF) {
+			/* The conditions as written, comma-separated as they parse. */
+			for (i = 0, len = 0, buf[0] = '\0'; i < c->gates.n; i++)
+				len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s",
+							i ? ", " : "", c->gates.g[i].text);
+		} else {
+			format_span_exact(*spans[k], buf, sizeof(buf));
+		}
+
+		if (!c->set[k] && k != CONFIG_DURATION) {
+			fprintf(f, "# %s: not set, %s\n", key_names[k], unset_why[k]);
+			continue;
+		}
+		fprintf(f, "# %s: from %s\n%s = %s\n", key_names[k],
+			c->set[k] ? c->origin[k] : "the default", key_names[k], value);
+	}
 }
 
 int config_check_bounds(const scan_config *c, uint64_t cur_width_ns,

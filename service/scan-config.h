@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "gate.h"
 #include "parse.h"
@@ -17,6 +18,8 @@
 #else
 #define CONFIG_DEFAULT_PATH "/etc/hwlat/hwlat-scan.conf"
 #endif
+/* Drop-ins: "<config file>.d/NAME.conf", read in lexical order after it. */
+#define CONFIG_DROPIN_SUFFIX ".d"
 #define CONFIG_DEFAULT_DURATION_NS (120 * NSEC_PER_SEC)
 
 /* The module's bounds (docs/interfaces.md, src/). */
@@ -49,6 +52,8 @@ typedef struct scan_config {
 	char cpus[4096]; /* canonical cpulist */
 	struct gate_list gates; /* fail_if: conditions that fail the scan */
 	bool set[_CONFIG_KEY_MAX];
+	/* Where each set key came from: "command line" or "FILE:LINE". */
+	char origin[_CONFIG_KEY_MAX][4096 + 16];
 } scan_config;
 
 void config_init(scan_config *c);
@@ -71,6 +76,27 @@ int config_set(scan_config *c, const char *key, const char *value,
  * on the first error (printed), none and a negative errno is returned.
  */
 int config_load_file(scan_config *c, const char *path, bool must_exist);
+
+/*
+ * Loads path (as config_load_file) and then every "*.conf" file in
+ * "<path>.d/" in lexical (byte) order; a key in a later file overrides an
+ * earlier one. A missing drop-in directory is fine. All or nothing: on the
+ * first error (printed, naming the file and line) c is unchanged.
+ */
+int config_load(scan_config *c, const char *path, bool must_exist);
+
+/*
+ * Prints the configuration as a valid config file: each key with the file
+ * and line (or "command line", "default") it came from, keys that are not
+ * set as comments.
+ */
+void config_print(const scan_config *c, FILE *f);
+
+/*
+ * A time span in the largest unit that holds it exactly ("2m", "1500ns",
+ * "500ms"), as parse_time_span() reads it back. Returns buf.
+ */
+char *format_span_exact(uint64_t ns, char *buf, size_t size);
 
 /*
  * Checks width against window with the module's bounds. cur_width_ns and

@@ -124,6 +124,14 @@ int stream_parse_line(const char *line, hwlat_sample *ret)
 	return 0;
 }
 
+static void bad_line(line_reader *lr, line_problem why, const char *text,
+		     size_t len, void *userdata)
+{
+	if (lr->on_bad)
+		lr->on_bad(why, text, len < STREAM_LINE_MAX ? len : STREAM_LINE_MAX,
+			   userdata);
+}
+
 long line_reader_read(line_reader *lr, int fd, line_cb cb, void *userdata)
 {
 	size_t start = 0, i;
@@ -133,31 +141,43 @@ long line_reader_read(line_reader *lr, int fd, line_cb cb, void *userdata)
 	n = read(fd, lr->buf + lr->len, sizeof(lr->buf) - lr->len);
 	if (n < 0)
 		return -errno;
-	if (n == 0)
-		return lr->len ? -EBADMSG : 0;
+	if (n == 0) {
+		/* Said once: the partial line is gone, the next read is EOF. */
+		if (lr->len && !lr->discarding)
+			bad_line(lr, LINE_CUT_AT_EOF, lr->buf, lr->len, userdata);
+		lr->len = 0;
+		lr->discarding = false;
+		return 0;
+	}
 
 	lr->len += (size_t)n;
 	for (i = 0; i < lr->len; i++) {
 		if (lr->buf[i] != '\n')
 			continue;
 		lr->buf[i] = '\0';
-		if (i - start > STREAM_LINE_MAX ||
-		    memchr(lr->buf + start, '\0', i - start)) {
-			lr->len = 0;
-			return -EBADMSG;
-		}
-		r = cb(lr->buf + start, userdata);
-		if (r < 0) {
-			lr->len = 0;
-			return r;
+		if (lr->discarding) {
+			lr->discarding = false; /* its end: reported already */
+		} else if (i - start > STREAM_LINE_MAX) {
+			bad_line(lr, LINE_TOO_LONG, lr->buf + start, i - start, userdata);
+		} else if (memchr(lr->buf + start, '\0', i - start)) {
+			bad_line(lr, LINE_HAS_NUL, lr->buf + start, i - start, userdata);
+		} else {
+			r = cb(lr->buf + start, userdata);
+			if (r < 0) {
+				lr->len = 0;
+				return r;
+			}
 		}
 		start = i + 1;
 	}
 	memmove(lr->buf, lr->buf + start, lr->len - start);
 	lr->len -= start;
 	if (lr->len > STREAM_LINE_MAX) {
+		/* No '\n' yet and already too long: skip it up to its end. */
+		if (!lr->discarding)
+			bad_line(lr, LINE_TOO_LONG, lr->buf, lr->len, userdata);
+		lr->discarding = true;
 		lr->len = 0;
-		return -EBADMSG;
 	}
 	return n;
 }

@@ -42,16 +42,33 @@ int stream_parse_line(const char *line, hwlat_sample *ret);
 
 #define STREAM_LINE_MAX 512
 
+/* What the line reader could not turn into a line (it skips it). */
+typedef enum line_problem {
+	LINE_TOO_LONG,   /* longer than STREAM_LINE_MAX: skipped up to its '\n' */
+	LINE_HAS_NUL,    /* a NUL byte inside the line */
+	LINE_CUT_AT_EOF, /* the stream ended in the middle of a line */
+} line_problem;
+
+/*
+ * Called for each skipped line with the first bytes of it (not
+ * NUL-terminated, possibly binary): at most STREAM_LINE_MAX of them.
+ */
+typedef void (*bad_line_cb)(line_problem why, const char *text, size_t len,
+			    void *userdata);
+
 typedef struct line_reader {
 	char buf[8 * STREAM_LINE_MAX];
 	size_t len;
+	bool discarding; /* inside a too long line, until its '\n' */
+	bad_line_cb on_bad; /* optional */
 } line_reader;
 
 /*
  * Reads once from fd and calls cb for every complete line (NUL-terminated,
- * without '\n'). Returns the number of bytes read (0 at EOF), -EAGAIN when
- * nothing is ready, a negative errno from read(), -EBADMSG for a line longer
- * than STREAM_LINE_MAX or a partial line left at EOF, or the first negative
+ * without '\n'). A line that is too long, holds a NUL byte or is cut by the
+ * end of the stream is skipped and passed to lr->on_bad; reading goes on
+ * with the next line. Returns the number of bytes read (0 at EOF), -EAGAIN
+ * when nothing is ready, a negative errno from read(), or the first negative
  * value cb returned (the remaining lines of that read are then dropped).
  */
 typedef int (*line_cb)(const char *line, void *userdata);

@@ -38,6 +38,15 @@ static inline void fclosep(FILE **f)
 #define _cleanup_fclose_ _cleanup_(fclosep)
 
 #define ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
+#define STRINGIFY_(x) #x
+#define STRINGIFY(x) STRINGIFY_(x)
+
+/*
+ * A status line on stderr (a terminal): replaced by the next one, cleared
+ * before any message is logged so that messages never mix with it.
+ */
+void status_line_show(const char *text);
+void status_line_clear(void);
 
 /* Logs "hwlat-scan: <message>" on stderr. */
 void log_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -32,6 +32,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -489,6 +490,61 @@ def syscall_groups():
     return lambda names: expand(names, set())
 
 
+class FakeJournald(threading.Thread):
+    """A datagram socket speaking journald's native protocol, for scans run
+    in a mount namespace where it is /run/systemd/journal/socket (this host
+    may have no journald). entries: the entries received, as dicts."""
+
+    def __init__(self, tmp):
+        super().__init__(daemon=True)
+        self.path = os.path.join(tmp, "journal.sock")
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(self.path)
+        self.sock.settimeout(0.2)
+        self.entries = []
+        self.stop = False
+        self.start()
+
+    def run(self):
+        while not self.stop:
+            try:
+                data = self.sock.recv(1 << 20)
+            except socket.timeout:
+                continue
+            entry, i = {}, 0
+            while i < len(data):
+                nl = data.index(b"\n", i)
+                field = data[i:nl]
+                if b"=" in field:
+                    k, _, v = field.partition(b"=")
+                    i = nl + 1
+                else:  # NAME\n<le64 length><value>\n
+                    k, n = field, int.from_bytes(data[nl + 1:nl + 9], "little")
+                    v = data[nl + 9:nl + 9 + n]
+                    i = nl + 9 + n + 1
+                entry[k.decode()] = v.decode(errors="replace")
+            self.entries.append(entry)
+
+    def close(self):
+        self.stop = True
+        self.join(2)
+        self.sock.close()
+
+    def wrap(self, cmd):
+        """cmd, run where this socket is the journal's."""
+        return journal_namespace(cmd, self.path)
+
+
+def journal_namespace(cmd, socket_path=None):
+    """cmd in a private mount namespace whose /run/systemd holds only a
+    journal socket at socket_path (bind-mounted), or nothing."""
+    script = ("mount --make-rprivate / && mount -t tmpfs tmpfs /run/systemd && "
+              "mkdir /run/systemd/journal && "
+              'if [ -n "$1" ]; then touch /run/systemd/journal/socket && '
+              'mount --bind "$1" /run/systemd/journal/socket; fi && shift && exec "$@"')
+    return ["unshare", "-m", "sh", "-c", script, "sh", socket_path or ""] + cmd
+
+
 def test_syscall_filter(tmp):
     """The scan's system calls all pass the unit's SystemCallFilter=."""
     if not shutil.which("strace"):
@@ -513,10 +569,12 @@ def test_syscall_filter(tmp):
     mod = FakeModule(d, lambda w: (w.write(line(1, 0, 1, 0, 20000, 0, 1, 0, 0, 0)), w.flush()),
                      drain=line(2, 0, 1, 5, 20000, 0, 1, 0, 0, 0))
     mod.start()
-    r = subprocess.run(["strace", "-f", "-qq", "-o", trace, SCAN] + NO_CONFIG +
-                       ["--detector-dir", d, "--duration", "1", "--width", "400000"],
+    jd = FakeJournald(tmp)
+    r = subprocess.run(jd.wrap(["strace", "-f", "-qq", "-o", trace, SCAN] + NO_CONFIG +
+                               ["--detector-dir", d, "--duration", "1", "--width", "400000"]),
                        capture_output=True, text=True, env=scan_env(), timeout=60)
     mod.join(5)
+    jd.close()
     used = set()
     with open(trace) as f:
         for l in f:
@@ -524,9 +582,11 @@ def test_syscall_filter(tmp):
             if m:
                 used.add(m.group(1))
     used.discard("execve")  # strace's own exec of the scan
-    ok(r.returncode == 0 and "sendmsg" in used,
+    ok(r.returncode == 0 and "sendmsg" in used
+       and [e.get("HWLAT_SEQ") for e in jd.entries] == ["1", "2", None]
+       and jd.entries[-1].get("HWLAT_STATUS") == "completed",
        "traced scan completed and sent its entries to the journal socket",
-       (r.returncode, r.stderr, sorted(used)))
+       (r.returncode, r.stderr, sorted(used), jd.entries))
     ok(len(used) > 10 and used <= allowed and not (used & denied),
        f"all {len(used)} system calls pass SystemCallFilter=",
        f"not allowed: {sorted(used - allowed)}, denied: {sorted(used & denied)}")
