@@ -43,6 +43,7 @@ check_line() { # check_line REGEX DESCRIPTION
 }
 check_line '^Type=oneshot$' "Type=oneshot"
 check_line '^TimeoutStartSec=[0-9]+min$' "bounded TimeoutStartSec"
+check_line '^NotifyAccess=main$' "NotifyAccess=main: the scan extends its start timeout (EXTEND_TIMEOUT_USEC)"
 check_line '^Documentation=man:hwlat-scan\(8\)$' "Documentation=man:hwlat-scan(8)"
 check_line '^ExecStartPre=\+/.*/hwlat-scan --load-module$' "privileged --load-module before the scan"
 check_line '^ExecStopPost=\+/.*/hwlat-scan --unload-module$' "privileged --unload-module after the scan"
