@@ -9,7 +9,9 @@
 # the happy path: `systemctl stop` half-way gives an "interrupted" summary
 # that accounts for every sample, a second scan is refused with status 3
 # while the first runs undisturbed, a missing module is status 4 with a
-# message naming the kernel and the fix; purge removes everything, and the
+# message naming the kernel and the fix; SIGHUP to an interactive scan on a
+# terminal ends it like SIGTERM (detector restored, "interrupted"), a scan
+# longer than the unit's start timeout extends it itself; purge removes everything, and the
 # kernel log stays free of warnings, oopses, lockups and hung tasks. Prints
 # TAP; copies the evidence to /mnt/results.
 #
@@ -494,6 +496,102 @@ if [ "$shared" -eq 0 ] && [ "$new_summaries" -eq 2 ]; then
 else
 	not_ok "2 scans run by hand under another service's INVOCATION_ID: $new_summaries new summaries, $shared with the inherited id"
 	sed 's/^/#   stderr: /' "$res/inherited-id.err"
+fi
+
+# 6b. An interactive scan on a terminal gets SIGHUP (an SSH session drops):
+# it ends as on SIGTERM, exit 0; the detector (loaded by hand above) is
+# disabled with its settings restored and the summary says "interrupted". On
+# the terminal it showed its progress. Then hwlat-scan.service with a start
+# timeout of 5 s runs a 12 s scan to its end: the scan extends the timeout
+# itself (EXTEND_TIMEOUT_USEC, NotifyAccess=main).
+# on_pty OUT PIDFILE CMD...: runs CMD with a new pty as its controlling
+# terminal, stdout and stderr; copies what it shows to OUT, writes its pid to
+# PIDFILE, exits with its exit status.
+on_pty() {
+	python3 - "$@" <<'PY'
+import os, pty, sys
+out, pidfile, cmd = sys.argv[1], sys.argv[2], sys.argv[3:]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp(cmd[0], cmd)
+with open(pidfile, "w") as f:
+    f.write(str(pid))
+with open(out, "wb") as f:
+    while True:
+        try:
+            data = os.read(fd, 4096)
+        except OSError:
+            break
+        if not data:
+            break
+        f.write(data)
+_, st = os.waitpid(pid, 0)
+sys.exit(os.waitstatus_to_exitcode(st) & 255)
+PY
+}
+hup_before=$(snapshot)
+summaries_before=$(count_entries "$SUMMARY_ID")
+rm -f "$res/hup-scan.pid"
+on_pty "$res/hup-scan.tty" "$res/hup-scan.pid" env -u INVOCATION_ID \
+	hwlat-scan --duration=60 --threshold=5us --width=100ms --window=200ms &
+hup_runner=$!
+hup_during=""
+if wait_for 60 detector_enabled && wait_for 10 test -s "$res/hup-scan.pid"; then
+	sleep 3
+	hup_during=$(snapshot)
+	kill -HUP "$(cat "$res/hup-scan.pid")"
+fi
+runner_gone() { ! kill -0 "$hup_runner" 2>/dev/null; }
+wait_for 30 runner_gone || kill -TERM "$hup_runner"
+hrc=0
+wait "$hup_runner" || hrc=$?
+hup_after=$(snapshot)
+if [ "$hrc" -eq 0 ] && grep -q "received Hangup, stopping the scan" "$res/hup-scan.tty"; then
+	ok "SIGHUP to an interactive scan: it says 'received Hangup' and exits 0"
+else
+	not_ok "SIGHUP to an interactive scan: it says 'received Hangup' and exits 0 (exit $hrc)"
+	tr '\r' '\n' <"$res/hup-scan.tty" | tail -n 15 | sed 's/^/#   tty: /'
+fi
+if [[ "$hup_during" == *"enable=1 threshold=5 "* ]] && [ "$hup_after" = "$hup_before" ]; then
+	ok "after SIGHUP the detector is disabled with its settings restored ($hup_after)"
+else
+	not_ok "after SIGHUP the detector is disabled with its settings restored (before: $hup_before; during: $hup_during; after: $hup_after)"
+fi
+journalctl --sync 2>/dev/null
+hup_id=$(journalctl -b -o json -n 1 MESSAGE_ID="$SUMMARY_ID" 2>/dev/null |
+	python3 -c 'import json, sys; print(json.loads(sys.stdin.readline()).get("HWLAT_SCAN_ID", ""))' 2>/dev/null)
+if [ "$(count_entries "$SUMMARY_ID")" -eq $((summaries_before + 1)) ]; then
+	export_scan "${hup_id:-none}" "$res/journal-hup.json"
+	check_facts "the SIGHUP'd scan's summary says interrupted, counts exactly its journaled samples" \
+		scan_check "$res/journal-hup.json" "${hup_id:-none}" status=interrupted min_samples=1 \
+		threshold_ns=5000 max_duration_ns=30000000000
+else
+	not_ok "the SIGHUP'd scan wrote one summary ($(($(count_entries "$SUMMARY_ID") - summaries_before)) new)"
+fi
+if grep -qE 'hwlat-scan: [0-9]+s elapsed, [0-9]+s left, [0-9]+ samples?, max ' "$res/hup-scan.tty"; then
+	ok "the interactive scan showed its progress on the terminal"
+else
+	not_ok "the interactive scan showed its progress on the terminal"
+	tr '\r' '\n' <"$res/hup-scan.tty" | head -n 5 | sed 's/^/#   tty: /'
+fi
+dropin=/run/systemd/system/hwlat-scan.service.d
+mkdir -p "$dropin" && printf '[Service]\nTimeoutStartSec=5s\n' >"$dropin/zz-short-timeout.conf"
+systemctl daemon-reload
+write_conf "duration = 12s" "threshold = 10us" "width = 100ms" "window = 200ms"
+ext_rc=0
+systemctl start hwlat-scan >"$res/extend-timeout.txt" 2>&1 || ext_rc=$?
+ext_id=$(unit_prop InvocationID)
+rm -rf "$dropin"
+systemctl daemon-reload
+export_scan "${ext_id:-none}" "$res/journal-extend.json"
+if [ "$ext_rc" -eq 0 ]; then
+	ok "a 12 s scan under TimeoutStartSec=5s is not killed: it extends its start timeout"
+	check_facts "that scan completed its 12 s" scan_check "$res/journal-extend.json" "${ext_id:-none}" \
+		status=completed min_samples=0 min_duration_ns=12000000000
+else
+	not_ok "a 12 s scan under TimeoutStartSec=5s is not killed: it extends its start timeout (systemctl start: $ext_rc)"
+	sed 's/^/#   /' "$res/extend-timeout.txt"
+	unit_evidence
 fi
 check "modprobe -r hwlat_detector after the busy test" modprobe -r hwlat_detector
 if [ -f /root/hwlat-scan.conf.packaged ]; then
