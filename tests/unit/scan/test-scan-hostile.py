@@ -494,8 +494,8 @@ def test_hangup(tmp):
        "terminal hung up: detector disabled, settings restored", after)
 
 
-def check_config(args, env=None, user=None):
-    cmd = [SCAN] + args + ["--check-config"]
+def check_config(args, env=None, user=None, scan=SCAN):
+    cmd = [scan] + args + ["--check-config"]
     if user:
         cmd = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups"] + cmd
     return subprocess.run(cmd, capture_output=True, text=True, env=scan_env(env), timeout=30)
@@ -558,7 +558,11 @@ def test_config_inputs(tmp):
     nobody = "65534"
     os.chmod(tmp, 0o755)
     os.chmod(main, 0o644)
-    r = check_config(["--config", main], user=nobody)
+    # The build tree may be closed to others (make distcheck's is): a copy.
+    scan = os.path.join(tmp, "hwlat-scan")
+    shutil.copy(SCAN, scan)
+    os.chmod(scan, 0o755)
+    r = check_config(["--config", main], user=nobody, scan=scan)
     ok(r.returncode == 0 and "threshold = 40us" in r.stdout,
        f"--check-config works without root (got {r.returncode})", r.stderr)
     log = os.path.join(tmp, "modprobe.log")
@@ -566,7 +570,7 @@ def test_config_inputs(tmp):
            "HWLAT_RUN_DIR": os.path.join(tmp, "run"), "FAKE_MODPROBE_LOG": log}
     for args in ([], ["--load-module"]):
         r = subprocess.run(["setpriv", f"--reuid={nobody}", f"--regid={nobody}", "--clear-groups",
-                            SCAN] + NO_CONFIG + ["--duration", "1"] + args,
+                            scan] + NO_CONFIG + ["--duration", "1"] + args,
                            capture_output=True, text=True, env=scan_env(env), timeout=30)
         ok(r.returncode == 4 and r.stderr.startswith("hwlat-scan: must be run as root")
            and len(r.stderr.splitlines()) == 1 and not os.path.exists(log),
