@@ -949,6 +949,7 @@ summary:
 	if (detector_read(&c.det, "clock", clock_name, sizeof(clock_name)) < 0)
 		snprintf(clock_name, sizeof(clock_name), "unknown");
 	strip(clock_name);
+	sum.scan_id = s->scan_id;
 	sum.threshold_ns = used.threshold_us * NSEC_PER_USEC;
 	sum.width_ns = used.width_us * NSEC_PER_USEC;
 	sum.window_ns = used.window_us * NSEC_PER_USEC;
