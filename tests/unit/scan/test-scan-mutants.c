@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Edges of service/detector.c and scan-config.c that mutants showed
+ * untested (tests/mutation): a hardlimit of 2^32 - 1 us is the largest;
+ * a mode file with a bare name is read as that name, one with several bare
+ * names (no brackets) or an unclosed bracket is refused; detector_change
+ * writes mode and cpus only when both the detector and the wanted settings
+ * have them, so a detector without those files is never given one; the
+ * octal escapes of /proc/self/mounts are undone exactly (three digits,
+ * the first 0-3, the others 0-7), anything else is kept as it is. On a
+ * fake detector directory of regular files; TAP output.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/*
+ * detector.c itself, for its static unescape_mount_path(): this program
+ * links the other scan sources but not detector.o.
+ */
+#include "detector.c"
+#include "scan-config.h"
+
+static unsigned n_tests, n_failed;
+
+static void ok(bool cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void ok(bool cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	n_tests++;
+	if (!cond)
+		n_failed++;
+	printf("%s %u - ", cond ? "ok" : "not ok", n_tests);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+}
+
+static char dir[] = "/tmp/hwlat-test-det-XXXXXX";
+
+static void put(const char *name, const char *text)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	unlink(path);
+	if (!text)
+		return;
+	f = fopen(path, "we");
+	if (!f || fputs(text, f) < 0 || fclose(f) != 0) {
+		printf("Bail out! cannot write %s\n", path);
+		exit(1);
+	}
+}
+
+static bool exists(const char *name)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return access(path, F_OK) == 0;
+}
+
+static void test_mode_file(void)
+{
+	static const struct {
+		const char *text;
+		int r;
+		const char *mode;
+	} cases[] = {
+		{ "round-robin\n", 0, "round-robin" },
+		{ "none [per-cpu] stop-machine\n", 0, "per-cpu" },
+		{ "none round-robin\n", -EBADMSG, NULL },
+		{ "none [round-robin\n", -EBADMSG, NULL },
+		{ "[]\n", -EBADMSG, NULL },
+	};
+	detector d = { .dir_fd = -1 };
+
+	if (detector_open(&d, dir) < 0) {
+		ok(false, "fake detector opens");
+		return;
+	}
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		detector_settings s = {};
+		int r;
+
+		put("mode", cases[i].text);
+		r = detector_read_settings(&d, &s);
+		if (cases[i].r == 0)
+			ok(r == 0 && s.has_mode && strcmp(s.mode, cases[i].mode) == 0,
+			   "mode file '%.*s' reads as %s (r=%d, mode=%s)",
+			   (int)strlen(cases[i].text) - 1, cases[i].text, cases[i].mode, r, s.mode);
+		else
+			ok(r == cases[i].r, "mode file '%.*s' is refused: r=%d (want %d)",
+			   (int)strlen(cases[i].text) - 1, cases[i].text, r, cases[i].r);
+	}
+	detector_close(&d);
+}
+
+static void test_change_without_files(void)
+{
+	detector d = { .dir_fd = -1 };
+	detector_settings cur, want;
+	int r;
+
+	put("mode", NULL);
+	put("cpus", NULL);
+	if (detector_open(&d, dir) < 0 || detector_read_settings(&d, &cur) < 0) {
+		ok(false, "fake detector without mode and cpus opens and reads");
+		return;
+	}
+	ok(!cur.has_mode && !cur.has_cpus, "no mode or cpus file: has_mode and has_cpus false");
+	want = cur;
+	want.has_mode = true;
+	snprintf(want.mode, sizeof(want.mode), "per-cpu");
+	want.has_cpus = true;
+	snprintf(want.cpus, sizeof(want.cpus), "0");
+	want.threshold_us = 30;
+	r = detector_change(&d, &cur, &want);
+	ok(r == 0 && cur.threshold_us == 30 && !exists("mode") && !exists("cpus"),
+	   "a detector without mode and cpus files is not given any (r=%d)", r);
+	detector_close(&d);
+}
+
+static void test_unescape(void)
+{
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+		{ "/sys/kernel/debug", "/sys/kernel/debug" },
+		{ "/mnt/my\\040debug", "/mnt/my debug" },
+		{ "a\\011b\\134c", "a\tb\\c" },
+		{ "\\377", "\377" },
+		{ "\\0401", " 1" },
+		{ "x\\000y", "x" },
+		{ "\\400", "\\400" },
+		{ "\\/00", "\\/00" },
+		{ "\\080", "\\080" },
+		{ "\\0/0", "\\0/0" },
+		{ "\\008", "\\008" },
+		{ "\\00/", "\\00/" },
+		{ "\\07", "\\07" },
+		{ "end\\", "end\\" },
+	};
+	char buf[64];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(buf, sizeof(buf), "%s", cases[i].in);
+		unescape_mount_path(buf);
+		ok(strcmp(buf, cases[i].out) == 0, "mount path '%s' unescapes to '%s' (got '%s')",
+		   cases[i].in, cases[i].out, buf);
+	}
+}
+
+static void test_hardlimit_bound(void)
+{
+	scan_config c;
+
+	config_init(&c);
+	ok(config_set(&c, "hardlimit", "4294967295", "test") == 0 &&
+	   c.hardlimit_ns == UINT64_C(4294967295000),
+	   "hardlimit 4294967295 us (2^32 - 1) is accepted");
+	ok(config_set(&c, "hardlimit", "4294967296", "test") == -ERANGE &&
+	   c.hardlimit_ns == UINT64_C(4294967295000),
+	   "hardlimit 4294967296 us is too large, the value before stays");
+}
+
+int main(void)
+{
+	if (!mkdtemp(dir)) {
+		printf("Bail out! mkdtemp: %s\n", strerror(errno));
+		return 1;
+	}
+	put("threshold", "10\n");
+	put("width", "100000\n");
+	put("window", "200000\n");
+	test_mode_file();
+	test_change_without_files();
+	test_unescape();
+	test_hardlimit_bound();
+
+	for (const char *const *n = (const char *const[]){ "threshold", "width", "window",
+							  "mode", "cpus", NULL }; *n; n++)
+		put(*n, NULL);
+	rmdir(dir);
+	printf("1..%u\n", n_tests);
+	if (n_failed)
+		printf("# %u of %u failed\n", n_failed, n_tests);
+	return n_failed ? 1 : 0;
+}
