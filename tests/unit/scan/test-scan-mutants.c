@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Edges of service/detector.c and scan-config.c that mutants showed
- * untested (tests/mutation): a hardlimit of 2^32 - 1 us is the largest;
- * a mode file with a bare name is read as that name, one with several bare
- * names (no brackets) or an unclosed bracket is refused; detector_change
+ * Edges of service/detector.c that mutants showed untested
+ * (tests/mutation): a mode file with a bare name is read as that name, one
+ * with several bare names (no brackets) or an unclosed bracket is refused;
+ * detector_change
  * writes mode and cpus only when both the detector and the wanted settings
  * have them, so a detector without those files is never given one; the
  * octal escapes of /proc/self/mounts are undone exactly (three digits,
@@ -22,7 +22,6 @@
  * links the other scan sources but not detector.o.
  */
 #include "detector.c"
-#include "scan-config.h"
 
 static unsigned n_tests, n_failed;
 
@@ -158,19 +157,6 @@ static void test_unescape(void)
 	}
 }
 
-static void test_hardlimit_bound(void)
-{
-	scan_config c;
-
-	config_init(&c);
-	ok(config_set(&c, "hardlimit", "4294967295", "test") == 0 &&
-	   c.hardlimit_ns == UINT64_C(4294967295000),
-	   "hardlimit 4294967295 us (2^32 - 1) is accepted");
-	ok(config_set(&c, "hardlimit", "4294967296", "test") == -ERANGE &&
-	   c.hardlimit_ns == UINT64_C(4294967295000),
-	   "hardlimit 4294967296 us is too large, the value before stays");
-}
-
 int main(void)
 {
 	if (!mkdtemp(dir)) {
@@ -183,7 +169,6 @@ int main(void)
 	test_mode_file();
 	test_change_without_files();
 	test_unescape();
-	test_hardlimit_bound();
 
 	for (const char *const *n = (const char *const[]){ "threshold", "width", "window",
 							  "mode", "cpus", NULL }; *n; n++)
