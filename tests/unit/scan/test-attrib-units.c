@@ -25,43 +25,12 @@
 #include "platform.h"
 #include "smi-total.h"
 #include "stream.h"
-
-static unsigned n_tests, n_failed;
-
-static void ok(bool cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void ok(bool cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	n_tests++;
-	if (!cond)
-		n_failed++;
-	printf("%s %u - ", cond ? "ok" : "not ok", n_tests);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-}
-
-static const char *entry_get(const journal_entry *e, const char *name, char *buf, size_t size)
-{
-	size_t len = strlen(name);
-
-	for (size_t i = 0; i < e->n; i++) {
-		const char *d = e->iov[i].iov_base;
-
-		if (e->iov[i].iov_len > len && memcmp(d, name, len) == 0 && d[len] == '=') {
-			snprintf(buf, size, "%.*s", (int)(e->iov[i].iov_len - len - 1), d + len + 1);
-			return buf;
-		}
-	}
-	return NULL;
-}
+#include "unit-test.h"
 
 static bool field_is(const journal_entry *e, const char *name, const char *want)
 {
 	char buf[512];
-	const char *v = entry_get(e, name, buf, sizeof(buf));
+	const char *v = entry_field(e, name, buf, sizeof(buf));
 
 	if (!want)
 		return v == NULL;
@@ -465,8 +434,5 @@ int main(void)
 	test_hypervisor_name();
 	test_tsc_stable();
 	test_platform_read();
-	printf("1..%u\n", n_tests);
-	if (n_failed)
-		printf("# %u of %u failed\n", n_failed, n_tests);
-	return n_failed ? 1 : 0;
+	return tap_finish();
 }

@@ -26,22 +26,14 @@
 #include "progress.h"
 #include "scan-config.h"
 #include "stream.h"
+#include "unit-test.h"
 
-static unsigned n_tests, n_failed;
-
-static void ok(bool cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void ok(bool cond, const char *fmt, ...)
+static const char *field_or_missing(const journal_entry *e, const char *name, char *buf,
+				    size_t size)
 {
-	va_list ap;
+	const char *v = entry_field(e, name, buf, size);
 
-	n_tests++;
-	if (!cond)
-		n_failed++;
-	printf("%s %u - ", cond ? "ok" : "not ok", n_tests);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
+	return v ? v : "(missing)";
 }
 
 static void test_poll_timeout(void)
@@ -169,21 +161,6 @@ static void test_line_reader_skips(void)
 	   STREAM_LINE_MAX + 1, s.n, s.n_bad);
 }
 
-static const char *field(const journal_entry *e, const char *name, char *buf, size_t size)
-{
-	size_t i, len = strlen(name);
-
-	for (i = 0; i < e->n; i++) {
-		const char *d = e->iov[i].iov_base;
-
-		if (e->iov[i].iov_len > len && memcmp(d, name, len) == 0 && d[len] == '=') {
-			snprintf(buf, size, "%.*s", (int)(e->iov[i].iov_len - len - 1), d + len + 1);
-			return buf;
-		}
-	}
-	return "(missing)";
-}
-
 static void test_summary_verdict(void)
 {
 	static journal_entry e;
@@ -218,8 +195,8 @@ static void test_summary_verdict(void)
 		sum.status = cases[i].status;
 		sum.hardlimit_ns = cases[i].limit;
 		journal_entry_summary(&e, &sum);
-		snprintf(prio, sizeof(prio), "%s", field(&e, "PRIORITY", buf, sizeof(buf)));
-		msg = field(&e, "MESSAGE", buf, sizeof(buf));
+		snprintf(prio, sizeof(prio), "%.15s", field_or_missing(&e, "PRIORITY", buf, sizeof(buf)));
+		msg = field_or_missing(&e, "MESSAGE", buf, sizeof(buf));
 		ok(strcmp(prio, cases[i].prio) == 0 &&
 		   (strstr(msg, ", exceeds hard limit 212.4 us") != NULL) == cases[i].over,
 		   "summary %s, max 212400 ns, hard limit %" PRIu64 " ns: PRIORITY=%s (want %s), '%s'",
@@ -229,8 +206,8 @@ static void test_summary_verdict(void)
 	sum.hardlimit_ns = 0;
 	sum.skipped_lines = 3;
 	journal_entry_summary(&e, &sum);
-	ok(strcmp(field(&e, HWLAT_F_SKIPPED_LINES, buf, sizeof(buf)), "3") == 0 &&
-	   strstr(field(&e, "MESSAGE", buf, sizeof(buf)), ", 3 unreadable stream lines skipped"),
+	ok(strcmp(field_or_missing(&e, HWLAT_F_SKIPPED_LINES, buf, sizeof(buf)), "3") == 0 &&
+	   strstr(field_or_missing(&e, "MESSAGE", buf, sizeof(buf)), ", 3 unreadable stream lines skipped"),
 	   "summary: HWLAT_SKIPPED_LINES=3, said in MESSAGE");
 }
 
@@ -273,16 +250,6 @@ static void test_config_edges(void)
 	   "cpus 2-2 is CPU 2 alone (\"%s\")", c.cpus);
 }
 
-static int write_file(const char *path, const char *text, size_t len)
-{
-	FILE *f = fopen(path, "we");
-
-	if (!f)
-		return -errno;
-	fwrite(text, 1, len, f);
-	return fclose(f) == 0 ? 0 : -errno;
-}
-
 static void test_config_files(void)
 {
 	char dir[] = "/tmp/hwlat-test-edges-XXXXXX", path[256], dropins[300], p[400];
@@ -295,11 +262,11 @@ static void test_config_files(void)
 		return;
 	}
 	snprintf(path, sizeof(path), "%s/scan.conf", dir);
-	write_file(path, "\xef\xbb\xbfthreshold = 20\n", 18);
+	write_file_len(path, "\xef\xbb\xbfthreshold = 20\n", 18);
 	config_init(&c);
 	r = config_load(&c, path, true);
 	ok(r == 0 && c.threshold_ns == 20000, "a UTF-8 BOM before the first key is skipped (r=%d)", r);
-	write_file(path, "threshold = 20\n\xef\xbb\xbfwidth = 1\n", 30);
+	write_file_len(path, "threshold = 20\n\xef\xbb\xbfwidth = 1\n", 30);
 	config_init(&c);
 	ok(config_load(&c, path, true) < 0, "a BOM on a later line is not skipped");
 
@@ -308,15 +275,15 @@ static void test_config_files(void)
 	r = config_load(&c, dir, true);
 	ok(r == -EISDIR && memcmp(&c, &before, sizeof(c)) == 0, "a directory as config file: -EISDIR (r=%d)", r);
 
-	write_file(path, "threshold = 20\nwidth = 300ms\n", 29);
+	write_file_len(path, "threshold = 20\nwidth = 300ms\n", 29);
 	snprintf(dropins, sizeof(dropins), "%s%s", path, CONFIG_DROPIN_SUFFIX);
 	mkdir(dropins, 0755);
 	snprintf(p, sizeof(p), "%s/b.conf", dropins);
-	write_file(p, "threshold = 40\n", 15);
+	write_file_len(p, "threshold = 40\n", 15);
 	snprintf(p, sizeof(p), "%s/a.conf", dropins);
-	write_file(p, "threshold = 30\nwidth = 200ms\n", 29);
+	write_file_len(p, "threshold = 30\nwidth = 200ms\n", 29);
 	snprintf(p, sizeof(p), "%s/c.conf.disabled", dropins);
-	write_file(p, "threshold = 50\n", 15);
+	write_file_len(p, "threshold = 50\n", 15);
 	config_init(&c);
 	r = config_load(&c, path, true);
 	ok(r == 0 && c.threshold_ns == 40000 && c.width_ns == 200 * NSEC_PER_MSEC &&
@@ -324,7 +291,7 @@ static void test_config_files(void)
 	   "drop-ins a.conf then b.conf after the file, later wins, origins kept (%s, %s)",
 	   c.origin[CONFIG_THRESHOLD], c.origin[CONFIG_WIDTH]);
 	snprintf(p, sizeof(p), "%s/d.conf", dropins);
-	write_file(p, "mode = fast\n", 12);
+	write_file_len(p, "mode = fast\n", 12);
 	config_init(&c);
 	before = c;
 	r = config_load(&c, path, true);
@@ -355,6 +322,5 @@ int main(void)
 	test_summary_verdict();
 	test_config_edges();
 	test_config_files();
-	printf("1..%u\n", n_tests);
-	return n_failed ? 1 : 0;
+	return tap_finish();
 }

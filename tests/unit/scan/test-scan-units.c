@@ -24,22 +24,11 @@
 #include "journal-entry.h"
 #include "parse.h"
 #include "stream.h"
+#include "unit-test.h"
 
-static unsigned n_tests, n_failed;
-
-static void ok(bool cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void ok(bool cond, const char *fmt, ...)
+static int write_text(const char *path, const char *text)
 {
-	va_list ap;
-
-	n_tests++;
-	if (!cond)
-		n_failed++;
-	printf("%s %u - ", cond ? "ok" : "not ok", n_tests);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
+	return write_file_len(path, text, strlen(text));
 }
 
 #define SENTINEL UINT64_C(0xdeadbeef)
@@ -398,16 +387,6 @@ static void test_config(void)
 	   "width < current window accepted");
 }
 
-static int write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "we");
-
-	if (!f)
-		return -errno;
-	fputs(text, f);
-	return fclose(f) == 0 ? 0 : -errno;
-}
-
 static void test_config_file(void)
 {
 	char path[] = "/tmp/hwlat-test-config-XXXXXX";
@@ -421,7 +400,7 @@ static void test_config_file(void)
 	}
 	close(fd);
 
-	write_file(path, "# comment\n\n  duration = 30s \nthreshold=20\n"
+	write_text(path, "# comment\n\n  duration = 30s \nthreshold=20\n"
 			 "width = 300000\nwindow = 600000\nmode = per-cpu\n"
 			 "cpus = 0\nhardlimit = 1ms\n");
 	config_init(&c);
@@ -442,7 +421,7 @@ static void test_config_file(void)
 	size_t i;
 
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		write_file(path, bad[i]);
+		write_text(path, bad[i]);
 		config_init(&c);
 		before = c;
 		r = config_load_file(&c, path, true);
@@ -459,21 +438,6 @@ static void test_config_file(void)
 }
 
 /* Returns the value of field name in e, or NULL. */
-static const char *entry_get(const journal_entry *e, const char *name, char *buf, size_t size)
-{
-	size_t i, len = strlen(name);
-
-	for (i = 0; i < e->n; i++) {
-		const char *d = e->iov[i].iov_base;
-
-		if (e->iov[i].iov_len > len && memcmp(d, name, len) == 0 && d[len] == '=') {
-			snprintf(buf, size, "%.*s", (int)(e->iov[i].iov_len - len - 1), d + len + 1);
-			return buf;
-		}
-	}
-	return NULL;
-}
-
 static void test_entries(void)
 {
 	static journal_entry e;
@@ -524,7 +488,7 @@ static void test_entries(void)
 	r = journal_entry_sample(&e, "0123456789abcdef0123456789abcdef", 10000, &s);
 	ok(r == 0, "sample entry builds (r=%d)", r);
 	for (i = 0; i < sizeof(sample_fields) / sizeof(sample_fields[0]); i++) {
-		v = entry_get(&e, sample_fields[i][0], buf, sizeof(buf));
+		v = entry_field(&e, sample_fields[i][0], buf, sizeof(buf));
 		ok(v && strcmp(v, sample_fields[i][1]) == 0,
 		   "sample %s=%s (want %s)", sample_fields[i][0], v ? v : "(missing)",
 		   sample_fields[i][1]);
@@ -534,24 +498,24 @@ static void test_entries(void)
 	s.nmi_count = 0;
 	s.outer_ns = 850;
 	journal_entry_sample(&e, "0123456789abcdef0123456789abcdef", 10000, &s);
-	v = entry_get(&e, "MESSAGE", buf, sizeof(buf));
+	v = entry_field(&e, "MESSAGE", buf, sizeof(buf));
 	ok(v && strcmp(v, "hardware latency 1.0 us on CPU 3") == 0,
 	   "sample without attribution: MESSAGE=%s", v ? v : "(missing)");
-	v = entry_get(&e, "PRIORITY", buf, sizeof(buf));
+	v = entry_field(&e, "PRIORITY", buf, sizeof(buf));
 	ok(v && strcmp(v, "5") == 0, "sample under threshold is a notice: PRIORITY=%s",
 	   v ? v : "(missing)");
 
 	r = journal_entry_summary(&e, &sum);
 	ok(r == 0, "summary entry builds (r=%d)", r);
-	v = entry_get(&e, "MESSAGE_ID", buf, sizeof(buf));
+	v = entry_field(&e, "MESSAGE_ID", buf, sizeof(buf));
 	ok(v && strcmp(v, HWLAT_SUMMARY_MESSAGE_ID) == 0, "summary MESSAGE_ID=%s",
 	   v ? v : "(missing)");
 	for (i = 0; i < sizeof(summary_fields) / sizeof(summary_fields[0]); i++)
-		ok(entry_get(&e, summary_fields[i], buf, sizeof(buf)) != NULL,
+		ok(entry_field(&e, summary_fields[i], buf, sizeof(buf)) != NULL,
 		   "summary has %s", summary_fields[i]);
-	v = entry_get(&e, HWLAT_F_STATUS, buf, sizeof(buf));
+	v = entry_field(&e, HWLAT_F_STATUS, buf, sizeof(buf));
 	ok(v && strcmp(v, "interrupted") == 0, "summary HWLAT_STATUS=%s", v ? v : "");
-	v = entry_get(&e, HWLAT_F_CPU_MODEL, buf, sizeof(buf));
+	v = entry_field(&e, HWLAT_F_CPU_MODEL, buf, sizeof(buf));
 	ok(v && strcmp(v, "Test CPU") == 0, "summary HWLAT_CPU_MODEL=%s", v ? v : "");
 }
 
@@ -563,7 +527,7 @@ static void fake_file(const char *dir, const char *name, const char *text)
 	rmdir(path);
 	unlink(path);
 	if (text)
-		write_file(path, text);
+		write_text(path, text);
 	else
 		mkdir(path, 0700); /* a directory: any write to it fails */
 }
@@ -695,8 +659,5 @@ int main(void)
 	test_entries();
 	test_detector_change();
 
-	printf("1..%u\n", n_tests);
-	if (n_failed)
-		printf("# %u of %u failed\n", n_failed, n_tests);
-	return n_failed ? 1 : 0;
+	return tap_finish();
 }

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * What the C unit tests of hwlat-scan share: TAP output (ok() prints one
+ * numbered line per check, tap_finish() the plan and the exit status), a
+ * journal entry's field by name, and a scratch file written in one call.
+ * Header-only: each test program is one translation unit.
+ */
+#pragma once
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "journal-entry.h"
+
+static unsigned n_tests, n_failed;
+
+static void ok(bool cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void ok(bool cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	n_tests++;
+	if (!cond)
+		n_failed++;
+	printf("%s %u - ", cond ? "ok" : "not ok", n_tests);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+}
+
+/* Prints the TAP plan and returns the exit status for main(). */
+static inline int tap_finish(void)
+{
+	printf("1..%u\n", n_tests);
+	if (n_failed)
+		printf("# %u of %u failed\n", n_failed, n_tests);
+	return n_failed ? 1 : 0;
+}
+
+/* The value of field NAME in E copied into buf, or NULL when E has none. */
+static inline const char *entry_field(const journal_entry *e, const char *name,
+				      char *buf, size_t size)
+{
+	size_t len = strlen(name);
+
+	for (size_t i = 0; i < e->n; i++) {
+		const char *d = e->iov[i].iov_base;
+
+		if (e->iov[i].iov_len > len && memcmp(d, name, len) == 0 && d[len] == '=') {
+			snprintf(buf, size, "%.*s", (int)(e->iov[i].iov_len - len - 1), d + len + 1);
+			return buf;
+		}
+	}
+	return NULL;
+}
+
+/* Writes LEN bytes of TEXT to PATH (created or truncated); 0 or -errno. */
+static inline int write_file_len(const char *path, const char *text, size_t len)
+{
+	FILE *f = fopen(path, "we");
+
+	if (!f)
+		return -errno;
+	if (fwrite(text, 1, len, f) != len) {
+		fclose(f);
+		return -EIO;
+	}
+	return fclose(f) == 0 ? 0 : -errno;
+}
