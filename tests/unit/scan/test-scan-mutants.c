@@ -22,23 +22,7 @@
  * links the other scan sources but not detector.o.
  */
 #include "detector.c"
-
-static unsigned n_tests, n_failed;
-
-static void ok(bool cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void ok(bool cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	n_tests++;
-	if (!cond)
-		n_failed++;
-	printf("%s %u - ", cond ? "ok" : "not ok", n_tests);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-}
+#include "unit-test.h"
 
 static char dir[] = "/tmp/hwlat-test-det-XXXXXX";
 
@@ -174,8 +158,5 @@ int main(void)
 							  "mode", "cpus", NULL }; *n; n++)
 		put(*n, NULL);
 	rmdir(dir);
-	printf("1..%u\n", n_tests);
-	if (n_failed)
-		printf("# %u of %u failed\n", n_failed, n_tests);
-	return n_failed ? 1 : 0;
+	return tap_finish();
 }
