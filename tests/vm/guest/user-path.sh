@@ -373,6 +373,23 @@ report_svg() {
 }
 check "hwlat-report --json is valid JSON naming this scan" report_json
 check "hwlat-report --svg writes an SVG file" report_svg
+# A user outside systemd-journal cannot read the system journal: the report
+# must call that a permission problem and give the fix, not claim that the
+# journal holds no hwlat entries (issue 13, item 11).
+report_as_nobody() {
+	local out rc=0
+	out=$(runuser -u nobody -- hwlat-report 2>&1) || rc=$?
+	if [ "$rc" -eq 4 ] && grep -q "this is a permission problem" <<<"$out" &&
+		grep -q "usermod -aG systemd-journal" <<<"$out" &&
+		! grep -q "holds no hwlat-scan entries" <<<"$out"; then
+		return 0
+	fi
+	echo "exit $rc, wanted 4 and the permission hint:"
+	printf '%s\n' "$out"
+	return 1
+}
+check "hwlat-report as a user outside systemd-journal names the permission problem and the fix (exit 4)" \
+	report_as_nobody
 
 # 5. `systemctl stop` half-way through a long scan: the scan stops at once
 # (well within the unit's stop timeout), its summary says "interrupted" and
