@@ -15,23 +15,7 @@
 #include <string.h>
 
 #include "parse.h"
-
-static unsigned n_tests, n_failed;
-
-static void ok(bool cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void ok(bool cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	n_tests++;
-	if (!cond)
-		n_failed++;
-	printf("%s %u - ", cond ? "ok" : "not ok", n_tests);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-}
+#include "../tap.h"
 
 #define SENTINEL UINT64_C(0xdeadbeef)
 
@@ -146,8 +130,5 @@ int main(void)
 	test_time_span_edges();
 	test_cpulist_cut();
 	test_latency_rounding();
-	printf("1..%u\n", n_tests);
-	if (n_failed)
-		printf("# %u of %u failed\n", n_failed, n_tests);
-	return n_failed ? 1 : 0;
+	return tap_finish();
 }
