@@ -62,3 +62,18 @@
 #define HWLAT_STATUS_COMPLETED "completed"
 #define HWLAT_STATUS_INTERRUPTED "interrupted"
 #define HWLAT_STATUS_FAILED "failed"
+
+/*
+ * Machine identity in every summary (issue 14): what the machine says
+ * about itself (DMI strings: untrusted bytes), its CPU microcode revision
+ * and online CPU count. "unavailable" where a file is missing or empty.
+ */
+#define HWLAT_F_SYS_VENDOR "HWLAT_SYS_VENDOR"
+#define HWLAT_F_PRODUCT_NAME "HWLAT_PRODUCT_NAME"
+#define HWLAT_F_BOARD_VENDOR "HWLAT_BOARD_VENDOR"
+#define HWLAT_F_BOARD_NAME "HWLAT_BOARD_NAME"
+#define HWLAT_F_BIOS_VENDOR "HWLAT_BIOS_VENDOR"
+#define HWLAT_F_BIOS_VERSION "HWLAT_BIOS_VERSION"
+#define HWLAT_F_BIOS_DATE "HWLAT_BIOS_DATE"
+#define HWLAT_F_MICROCODE "HWLAT_MICROCODE"
+#define HWLAT_F_CPU_COUNT "HWLAT_CPU_COUNT"

@@ -28,6 +28,7 @@
 #include "journal-entry.h"
 #include "module.h"
 #include "parse.h"
+#include "identity.h"
 #include "platform.h"
 #include "smi-total.h"
 #include "stats.h"
@@ -514,6 +515,37 @@ static int signalfd_setup(sigset_t *old)
 	return fd;
 }
 
+/* A DMI string as the terminal may show it: control bytes as '?'. */
+static const char *printable(const char *s, char *buf, size_t size)
+{
+	size_t i;
+
+	for (i = 0; s[i] && i + 1 < size; i++)
+		buf[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+	buf[i] = '\0';
+	return buf;
+}
+
+/* "hwlat-scan: machine: ..." (issue 14): the identity in the summary. */
+static void print_identity(const machine_identity *id)
+{
+	char a[IDENTITY_STR_MAX], b[IDENTITY_STR_MAX], c[IDENTITY_STR_MAX];
+
+	if (!id)
+		return;
+	printf("hwlat-scan: machine: %s", printable(id->sys_vendor, a, sizeof(a)));
+	printf(" %s, board", printable(id->product_name, a, sizeof(a)));
+	printf(" %s %s", printable(id->board_vendor, a, sizeof(a)),
+	       printable(id->board_name, b, sizeof(b)));
+	printf(", BIOS %s %s %s", printable(id->bios_vendor, a, sizeof(a)),
+	       printable(id->bios_version, b, sizeof(b)), printable(id->bios_date, c, sizeof(c)));
+	printf(", microcode %s", printable(id->microcode, a, sizeof(a)));
+	if (id->cpu_count_known)
+		printf(", %llu CPUs\n", (unsigned long long)id->cpu_count);
+	else
+		printf(", CPU count unavailable\n");
+}
+
 /* Returns a negative errno when stdout cannot take it (EPIPE). */
 static int print_summary(const scan_summary *sum, uint64_t seq_gaps,
 			 const smi_tally *smi, const smi_total *smi_total)
@@ -540,6 +572,7 @@ static int print_summary(const scan_summary *sum, uint64_t seq_gaps,
 	if (sum->cpus_excluded && sum->cpus_excluded[0])
 		printf(", CPUs left out of the default set %s", sum->cpus_excluded);
 	putchar('\n');
+	print_identity(sum->identity);
 	if (sum->skipped_lines)
 		printf("hwlat-scan: %llu unreadable stream lines skipped\n",
 		       (unsigned long long)sum->skipped_lines);
@@ -819,6 +852,7 @@ static int run_scan(const options *o, const scan_config *cfg, int sig_fd)
 	scan_summary sum = {};
 	smi_total smi_total;
 	platform plat;
+	machine_identity ident;
 	char buf[256], clock_name[64], excluded[4096];
 	struct utsname u;
 	uint64_t enabled_at, deadline, stopped_at, v, unexplained;
@@ -946,6 +980,7 @@ summary:
 	used = c.state;
 	uname(&u);
 	platform_read(o->platform_root, &plat);
+	identity_read(o->platform_root, &ident);
 	if (detector_read(&c.det, "clock", clock_name, sizeof(clock_name)) < 0)
 		snprintf(clock_name, sizeof(clock_name), "unknown");
 	strip(clock_name);
@@ -961,6 +996,7 @@ summary:
 	sum.hypervisor = plat.hypervisor;
 	sum.clocksource = plat.clocksource;
 	sum.tsc_stable = plat.tsc_stable;
+	sum.identity = &ident;
 	sum.cpus_excluded = read_cpus_excluded(&c.det, cfg, excluded, sizeof(excluded));
 	sum.clock = clock_name;
 	sum.duration_ns = stopped_at - enabled_at;

@@ -141,6 +141,31 @@ static int summary_priority(const char *status, bool over)
 	return 6;
 }
 
+/* The machine identity fields (issue 14), all "unavailable" without one. */
+static int add_identity(journal_entry *e, const machine_identity *known)
+{
+	machine_identity none;
+	const machine_identity *id = known;
+
+	if (!id) {
+		identity_unavailable(&none);
+		id = &none;
+	}
+	const struct entry_field fields[] = {
+		{ HWLAT_F_SYS_VENDOR, .str = id->sys_vendor },
+		{ HWLAT_F_PRODUCT_NAME, .str = id->product_name },
+		{ HWLAT_F_BOARD_VENDOR, .str = id->board_vendor },
+		{ HWLAT_F_BOARD_NAME, .str = id->board_name },
+		{ HWLAT_F_BIOS_VENDOR, .str = id->bios_vendor },
+		{ HWLAT_F_BIOS_VERSION, .str = id->bios_version },
+		{ HWLAT_F_BIOS_DATE, .str = id->bios_date },
+		{ HWLAT_F_MICROCODE, .str = id->microcode },
+		{ HWLAT_F_CPU_COUNT, unless_known(id->cpu_count_known), id->cpu_count },
+	};
+
+	return add_fields(e, fields, sizeof(fields) / sizeof(fields[0]));
+}
+
 int journal_entry_summary(journal_entry *e, const scan_summary *s)
 {
 	bool over = s->hardlimit_ns && s->max_ns > s->hardlimit_ns;
@@ -194,6 +219,8 @@ int journal_entry_summary(journal_entry *e, const scan_summary *s)
 				      over ? format_latency(s->hardlimit_ns, limit, sizeof(limit)) : "");
 	if (r >= 0)
 		r = add_fields(e, fields, sizeof(fields) / sizeof(fields[0]));
+	if (r >= 0)
+		r = add_identity(e, s->identity);
 	return r < 0 ? r : 0;
 }
 

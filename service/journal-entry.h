@@ -10,9 +10,10 @@
 #include <stdio.h>
 #include <sys/uio.h>
 
+#include "identity.h"
 #include "stream.h"
 
-#define ENTRY_MAX_FIELDS 40
+#define ENTRY_MAX_FIELDS 64
 #define ENTRY_POOL_SIZE 16384
 
 /* The iovecs point into pool: never copy a built entry. */
@@ -51,6 +52,8 @@ typedef struct scan_summary {
 	const char *tsc_stable;
 	const char *cpus_excluded; /* NULL: no HWLAT_CPUS_EXCLUDED field */
 	uint64_t skipped_lines; /* stream lines that could not be read */
+	/* Issue 14: which machine; NULL writes every field "unavailable". */
+	const machine_identity *identity;
 } scan_summary;
 
 /* Resets e and adds one "NAME=value" field; -E2BIG when e is full. */

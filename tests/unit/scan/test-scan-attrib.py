@@ -199,6 +199,16 @@ def test_platform(tmp):
     cs = "sys/devices/system/clocksource/clocksource0/"
     put(root, cs + "current_clocksource", "kvm-clock\n")
     put(root, cs + "available_clocksource", "kvm-clock tsc hpet acpi_pm\n")
+    dmi = "sys/class/dmi/id/"
+    put(root, dmi + "sys_vendor", "Fake Vendor\n")
+    put(root, dmi + "product_name", "Rack \x1b[31m9000\n")
+    put(root, dmi + "bios_vendor", "Fake BIOS\n")
+    put(root, dmi + "bios_version", "2.17.1\n")
+    put(root, dmi + "bios_date", "03/14/2025\n")
+    put(root, dmi + "board_name", "\n")
+    put(root, "proc/cpuinfo", "processor\t: 0\nmodel name\t: Fake Xeon @ 2.0GHz\n"
+        "microcode\t: 0xf0\nflags\t\t: fpu tsc constant_tsc nonstop_tsc\n")
+    put(root, "sys/devices/system/cpu/online", "0-7\n")
     sub = os.path.join(tmp, "a")
     os.mkdir(sub)
     r, _, sm, _ = scan(sub, [new_line(1, 0, 30000, 0, 0)], platform_root=root,
@@ -207,6 +217,17 @@ def test_platform(tmp):
             "HWLAT_TSC_STABLE": "yes", "HWLAT_CPUS_EXCLUDED": "2-3"}
     ok(r.returncode == 0 and fields(sm, *want) == want,
        "platform facts from the fake root, cpus_excluded recorded", (fields(sm, *want), r.stderr))
+    want = {"HWLAT_SYS_VENDOR": "Fake Vendor", "HWLAT_PRODUCT_NAME": "Rack \x1b[31m9000",
+            "HWLAT_BOARD_VENDOR": "unavailable", "HWLAT_BOARD_NAME": "unavailable",
+            "HWLAT_BIOS_VENDOR": "Fake BIOS", "HWLAT_BIOS_VERSION": "2.17.1",
+            "HWLAT_BIOS_DATE": "03/14/2025", "HWLAT_MICROCODE": "0xf0", "HWLAT_CPU_COUNT": "8"}
+    # journalctl gives a value with control bytes as a list of bytes
+    got = {k: bytes(v).decode() if isinstance(v, list) else v
+           for k, v in fields(sm, *want).items()}
+    ok(got == want, "machine identity from the fake root (issue 14)", got)
+    ok("hwlat-scan: machine: Fake Vendor Rack ?[31m9000, board unavailable unavailable, "
+       "BIOS Fake BIOS 2.17.1 03/14/2025, microcode 0xf0, 8 CPUs\n" in r.stdout,
+       "the scan prints the identity, control bytes as '?'", r.stdout)
     hv = sm.get("HWLAT_HYPERVISOR")
     if platform.machine() in ("x86_64", "i386", "i686"):
         ok(hv and hv != "unknown" and (hv != "none") == host_hypervisor_flag(),
@@ -231,8 +252,13 @@ def test_platform(tmp):
     r, _, sm, _ = scan(sub, [new_line(1, 0, 30000, 0, 0)],
                        platform_root=os.path.join(tmp, "nothing"), cpus_excluded="\n")
     want = {"HWLAT_CLOCKSOURCE": "unknown", "HWLAT_TSC_STABLE": "unknown",
-            "HWLAT_CPU_MODEL": "unknown", "HWLAT_CPUS_EXCLUDED": ""}
-    ok(fields(sm, *want) == want, "unreadable root: unknown; empty cpus_excluded: empty field",
+            "HWLAT_CPU_MODEL": "unknown", "HWLAT_CPUS_EXCLUDED": "",
+            "HWLAT_SYS_VENDOR": "unavailable", "HWLAT_PRODUCT_NAME": "unavailable",
+            "HWLAT_BIOS_VENDOR": "unavailable", "HWLAT_BIOS_VERSION": "unavailable",
+            "HWLAT_BIOS_DATE": "unavailable", "HWLAT_MICROCODE": "unavailable",
+            "HWLAT_CPU_COUNT": "unavailable"}
+    ok(fields(sm, *want) == want, "unreadable root: unknown, identity unavailable; "
+       "empty cpus_excluded: empty field",
        fields(sm, *want))
 
     sub = os.path.join(tmp, "d")
