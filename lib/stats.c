@@ -126,6 +126,50 @@ int stats_add_window(struct stats *s, const struct stats_window *x,
 	return 0;
 }
 
+int stats_merge(struct stats *dst, const struct stats *src)
+{
+	for (size_t r = 0; r < STATS_ROWS; r++) {
+		if (!src->rows[r])
+			continue;
+		if (!dst->rows[r]) {
+			dst->rows[r] = calloc(STATS_SUB, sizeof(uint64_t));
+			if (!dst->rows[r])
+				return -ENOMEM;
+		}
+		for (size_t i = 0; i < STATS_SUB; i++)
+			dst->rows[r][i] += src->rows[r][i];
+	}
+	if (src->n_linear > dst->n_linear) {
+		uint64_t *p = realloc(dst->linear, src->n_linear * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		memset(p + dst->n_linear, 0, (src->n_linear - dst->n_linear) * sizeof(*p));
+		dst->linear = p;
+		dst->n_linear = src->n_linear;
+	}
+	for (size_t i = 0; i < src->n_linear; i++)
+		dst->linear[i] += src->linear[i];
+	dst->linear_overflow += src->linear_overflow;
+	dst->n += src->n;
+	dst->sum_ns += src->sum_ns;
+	if (src->min_ns < dst->min_ns)
+		dst->min_ns = src->min_ns;
+	if (src->max_ns > dst->max_ns)
+		dst->max_ns = src->max_ns;
+	dst->over_threshold += src->over_threshold;
+	dst->over_hardlimit += src->over_hardlimit;
+	dst->smi_windows += src->smi_windows;
+	dst->nmi_windows += src->nmi_windows;
+	dst->unexplained_windows += src->unexplained_windows;
+	dst->smi_total += src->smi_total;
+	dst->nmi_total += src->nmi_total;
+	dst->smi_unknown_windows += src->smi_unknown_windows;
+	dst->smi_ns += src->smi_ns;
+	dst->smi_ns_unknown_windows += src->smi_ns_unknown_windows;
+	return 0;
+}
+
 uint64_t stats_mean(const struct stats *s)
 {
 	if (s->n == 0)

@@ -64,6 +64,13 @@ void stats_done(struct stats *s);
 /* Returns -ENOMEM when a histogram row cannot be allocated. */
 int stats_add_window(struct stats *s, const struct stats_window *x,
 		     uint64_t hardlimit_ns);
+/*
+ * Adds everything src counted into dst, as if dst had seen src's windows
+ * too (both initialised with the same bucket_ns and entries). Returns
+ * -ENOMEM when a row cannot be allocated (dst is then partly merged).
+ * Every counter of struct stats must be added here.
+ */
+int stats_merge(struct stats *dst, const struct stats *src);
 /* p in [0, 100]; returns 0 when empty. */
 uint64_t stats_percentile(const struct stats *s, double p);
 uint64_t stats_mean(const struct stats *s);

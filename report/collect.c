@@ -34,20 +34,47 @@ void report_data_done(struct report_data *d)
 	memset(d, 0, sizeof(*d));
 }
 
+static const char *const group_names[] = {
+	[GROUP_NONE] = "none",
+	[GROUP_CPU] = "cpu",
+	[GROUP_SCAN] = "scan",
+	[GROUP_BOOT] = "boot",
+	[GROUP_HOST] = "host",
+	[GROUP_FIRMWARE] = "firmware",
+	[GROUP_PRODUCT] = "product",
+};
+
 const char *group_by_name(enum group_by by)
 {
-	switch (by) {
-	case GROUP_CPU:
-		return "cpu";
-	case GROUP_SCAN:
-		return "scan";
-	case GROUP_BOOT:
-		return "boot";
-	case GROUP_HOST:
-		return "host";
-	default:
-		return "none";
-	}
+	return (size_t)by < sizeof(group_names) / sizeof(group_names[0]) ? group_names[by] :
+									    "none";
+}
+
+int group_by_from_name(const char *name, enum group_by *ret)
+{
+	/* "none" is the default, not a choice. */
+	for (size_t i = GROUP_CPU; i < sizeof(group_names) / sizeof(group_names[0]); i++)
+		if (strcmp(name, group_names[i]) == 0) {
+			*ret = (enum group_by)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+bool group_by_has_groups(enum group_by by)
+{
+	return by != GROUP_NONE && by != GROUP_CPU;
+}
+
+/* Scans whose identity puts them in the same --by firmware/product group. */
+static bool same_identity(enum group_by by, const struct scan *a, const struct scan *b)
+{
+	if (by == GROUP_FIRMWARE)
+		return strcmp(a->bios_vendor, b->bios_vendor) == 0 &&
+		       strcmp(a->bios_version, b->bios_version) == 0 &&
+		       strcmp(a->bios_date, b->bios_date) == 0;
+	return strcmp(a->sys_vendor, b->sys_vendor) == 0 &&
+	       strcmp(a->product_name, b->product_name) == 0;
 }
 
 static struct scan *find_scan(struct report_data *d, const char *id)
@@ -96,6 +123,8 @@ static struct stats *group_stats(struct report_data *d, const struct scan *s)
 
 	switch (d->o->by) {
 	case GROUP_SCAN:
+	case GROUP_FIRMWARE: /* per scan until collect_finish(): the summary */
+	case GROUP_PRODUCT:  /* that names the machine comes last */
 		key = s->id;
 		break;
 	case GROUP_BOOT:
@@ -195,7 +224,7 @@ int collect_sample(const struct hwlat_sample *x, void *userdata)
 	r = stats_add(st, x, d->o->hardlimit_ns);
 	if (r < 0)
 		return r;
-	if (d->o->by == GROUP_SCAN || d->o->by == GROUP_BOOT || d->o->by == GROUP_HOST) {
+	if (group_by_has_groups(d->o->by)) {
 		st = group_stats(d, s);
 		if (!st)
 			return -ENOMEM;
@@ -245,6 +274,52 @@ static bool scan_sampled_cpus(const struct scan *s, const cpu_set_bits *want)
 		if (sampled.bits[i] & want->bits[i])
 			return true;
 	return false;
+}
+
+/* The index of the scan with this id (it exists: its samples made it). */
+static size_t scan_index(const struct report_data *d, const char *id)
+{
+	for (size_t i = 0; i < d->n_scans; i++)
+		if (strcmp(d->scans[i].id, id) == 0)
+			return i;
+	return 0;
+}
+
+int collect_regroup(struct report_data *d)
+{
+	size_t n = 0;
+
+	if (d->o->by != GROUP_FIRMWARE && d->o->by != GROUP_PRODUCT)
+		return 0;
+	for (size_t i = 0; i < d->n_groups; i++) {
+		struct group *g = d->groups[i];
+		size_t k;
+
+		g->scan_index = scan_index(d, g->key);
+		g->n_scans = 1;
+		for (k = 0; k < n; k++)
+			if (same_identity(d->o->by, &d->scans[d->groups[k]->scan_index],
+					  &d->scans[g->scan_index]))
+				break;
+		if (k == n) {
+			d->groups[n++] = g;
+			continue;
+		}
+		if (stats_merge(&d->groups[k]->st, &g->st) < 0) {
+			/* Keep every group owned by the array: free all of them. */
+			d->groups[n++] = g;
+			for (size_t m = i + 1; m < d->n_groups; m++)
+				d->groups[n++] = d->groups[m];
+			d->n_groups = n;
+			return -ENOMEM;
+		}
+		d->groups[k]->n_scans++;
+		stats_done(&g->st);
+		free(g);
+	}
+	d->n_groups = n;
+	d->last_group = 0;
+	return 0;
 }
 
 size_t collect_finish(struct report_data *d)

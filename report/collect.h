@@ -15,6 +15,9 @@
 struct group {
 	char key[ID128_LEN + 1];      /* CPU number, scan, boot or machine ID */
 	char label[HOSTNAME_MAX + 1]; /* host name for --by host */
+	/* --by firmware/product: the first scan of the group (its identity). */
+	size_t scan_index;
+	uint64_t n_scans; /* scans with matching samples merged into it */
 	struct stats st;
 };
 
@@ -47,5 +50,17 @@ int collect_summary(const struct scan *s, void *userdata);
  * selection and d->no_match_reason says why.
  */
 size_t collect_finish(struct report_data *d);
+/*
+ * --by firmware/product: merges the per-scan groups into one group per
+ * identity (BIOS vendor, version and date; system vendor and product), in
+ * the order of their first scan, once every summary was read. Nothing to
+ * do for the other --by. Returns 0 or -ENOMEM.
+ */
+int collect_regroup(struct report_data *d);
 /* Human name of a --by value ("cpu", "scan", ...). */
 const char *group_by_name(enum group_by by);
+/* The --by value of a name; -EINVAL when there is none. */
+int group_by_from_name(const char *name, enum group_by *ret);
+/* Whether the statistics are grouped per scan, boot, host, firmware or
+ * product (the "groups" table). */
+bool group_by_has_groups(enum group_by by);

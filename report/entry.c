@@ -128,9 +128,33 @@ static const struct field fields[] = {
 	FIELD(HWLAT_F_KERNEL, FIELD_STR, s.kernel, 0),
 	FIELD(HWLAT_F_CPU_MODEL, FIELD_STR, s.cpu_model, 0),
 	FIELD(HWLAT_F_CLOCK, FIELD_STR, s.clock, 0),
+	/* Machine identity (issue 14). */
+	FIELD(HWLAT_F_SYS_VENDOR, FIELD_STR, s.sys_vendor, 0),
+	FIELD(HWLAT_F_PRODUCT_NAME, FIELD_STR, s.product_name, 0),
+	FIELD(HWLAT_F_BOARD_VENDOR, FIELD_STR, s.board_vendor, 0),
+	FIELD(HWLAT_F_BOARD_NAME, FIELD_STR, s.board_name, 0),
+	FIELD(HWLAT_F_BIOS_VENDOR, FIELD_STR, s.bios_vendor, 0),
+	FIELD(HWLAT_F_BIOS_VERSION, FIELD_STR, s.bios_version, 0),
+	FIELD(HWLAT_F_BIOS_DATE, FIELD_STR, s.bios_date, 0),
+	FIELD(HWLAT_F_MICROCODE, FIELD_STR, s.microcode, 0),
+	FIELD(HWLAT_F_CPU_COUNT, FIELD_STR, s.cpu_count_text, 0),
 };
 
 _Static_assert(sizeof(fields) / sizeof(fields[0]) <= 64, "struct entry's seen has 64 bits");
+
+void entry_reset(struct entry *e)
+{
+	memset(e, 0, offsetof(struct entry, s));
+}
+
+/* The summary part, cleared once per entry before its first field. */
+static void need_summary(struct entry *e)
+{
+	if (!e->s_zeroed) {
+		memset(&e->s, 0, sizeof(e->s));
+		e->s_zeroed = true;
+	}
+}
 
 static void take_value(struct entry *e, size_t index, const char *v, size_t vlen)
 {
@@ -148,6 +172,8 @@ static void take_value(struct entry *e, size_t index, const char *v, size_t vlen
 		return;
 	}
 	e->seen |= UINT64_C(1) << index;
+	if (f->offset >= offsetof(struct entry, s))
+		need_summary(e);
 
 	switch (f->type) {
 	case FIELD_NUM:
@@ -219,10 +245,16 @@ const char *entry_problem(struct entry *e)
 	if (!(e->have & HAVE_SCAN))
 		return HWLAT_F_SCAN_ID " (missing)";
 	if (e->kind == KIND_SUMMARY) {
+		need_summary(e);
 		if (strcmp(e->s.status, HWLAT_STATUS_COMPLETED) != 0 &&
 		    strcmp(e->s.status, HWLAT_STATUS_INTERRUPTED) != 0 &&
 		    strcmp(e->s.status, HWLAT_STATUS_FAILED) != 0)
 			return HWLAT_F_STATUS " (not completed, interrupted or failed)";
+		/* Not recorded (empty), unavailable, or a number. */
+		e->s.cpu_count_known = parse_u64(e->s.cpu_count_text, &e->s.cpu_count) == 0;
+		if (e->s.cpu_count_text[0] && !e->s.cpu_count_known &&
+		    strcmp(e->s.cpu_count_text, HWLAT_UNAVAILABLE) != 0)
+			return HWLAT_F_CPU_COUNT " (neither a number nor unavailable)";
 		return NULL;
 	}
 	if (!(e->have & HAVE_CPU))

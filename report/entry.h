@@ -18,11 +18,18 @@ struct entry {
 	uint64_t seen;           /* which fields of the table were seen */
 	unsigned message_ids;    /* MESSAGE_ID fields seen */
 	struct hwlat_sample x;   /* sample fields, and the trusted fields */
-	struct scan s;           /* summary fields */
 	const char *bad_field;   /* first malformed field */
+	bool s_zeroed;           /* s was cleared for this entry */
+	struct scan s;           /* summary fields: cleared at the first one */
 };
 
-/* Sorts one FIELD=value into e (e zeroed before the first field). */
+/*
+ * Clears e for the next entry: all but s, which is large (the machine
+ * identity strings) and cleared only when the entry has a summary field,
+ * so that a million samples do not each clear it.
+ */
+void entry_reset(struct entry *e);
+/* Sorts one FIELD=value into e (entry_reset() before the first field). */
 void take_field(struct entry *e, const char *d, size_t len);
 /* Checks a complete entry; returns the name of what is wrong, or NULL. */
 const char *entry_problem(struct entry *e);

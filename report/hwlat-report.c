@@ -55,7 +55,9 @@ static void help(void)
 	       "  -S, --since=TIME        samples at or after TIME (implies all scans)\n"
 	       "  -U, --until=TIME        samples at or before TIME (implies all scans)\n"
 	       "  -c, --cpu=LIST          samples of these CPUs (\"0-3,6\")\n"
-	       "      --by=KEY            group statistics by cpu, scan, boot or host\n"
+	       "      --by=KEY            group statistics by cpu, scan, boot, host,\n"
+	       "                          firmware (BIOS vendor, version, date) or\n"
+	       "                          product (system vendor and product)\n"
 	       "      --list-scans        list the scans (id, host, boot, start, duration,\n"
 	       "                          status, max), one per line\n"
 	       "Output:\n"
@@ -301,17 +303,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 				return usage_error("%s", why, NULL);
 			}
 			by_arg = optarg;
-			if (strcmp(optarg, "cpu") == 0)
-				o->by = GROUP_CPU;
-			else if (strcmp(optarg, "scan") == 0)
-				o->by = GROUP_SCAN;
-			else if (strcmp(optarg, "boot") == 0)
-				o->by = GROUP_BOOT;
-			else if (strcmp(optarg, "host") == 0)
-				o->by = GROUP_HOST;
-			else
+			if (group_by_from_name(optarg, &o->by) < 0)
 				return usage_error("invalid --by '%s'", optarg,
-						   "expected cpu, scan, boot or host");
+						   "expected cpu, scan, boot, host, firmware or product");
 			break;
 		case 'H':
 			o->histogram = true;
@@ -538,6 +532,11 @@ static int run_set(struct journal_set *set, struct options *o)
 		goto out;
 
 	n = collect_finish(&d);
+	if (n > 0 && collect_regroup(&d) < 0) {
+		fprintf(stderr, "hwlat-report: out of memory\n");
+		r = -ENOMEM;
+		goto out;
+	}
 	if (n == 0) {
 		fprintf(stderr, "hwlat-report: no hwlat samples match (%s)%s%s\n",
 			describe_filters(o, filters, sizeof(filters)),

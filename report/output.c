@@ -148,6 +148,37 @@ static void print_scan_platform(const struct scan *s)
 	print_text("\n");
 }
 
+/* Whether the summary recorded the machine identity (issue 14). */
+static bool scan_has_identity(const struct scan *s)
+{
+	return s->sys_vendor[0] || s->product_name[0] || s->board_vendor[0] ||
+	       s->board_name[0] || s->bios_vendor[0] || s->bios_version[0] ||
+	       s->bios_date[0] || s->microcode[0] || s->cpu_count_text[0];
+}
+
+/* The machine identity: JSON strings (null: not recorded), two text lines. */
+static void print_scan_identity(const struct scan *s)
+{
+	bool has = scan_has_identity(s);
+
+	if (!has)
+		print_text("  identity:   not recorded\n");
+	print_recorded("sys_vendor", has ? "  system:     %s" : NULL, s->sys_vendor);
+	print_recorded("product_name", has ? " %s" : NULL, s->product_name);
+	print_recorded("board_vendor", has ? ", board %s" : NULL, s->board_vendor);
+	print_recorded("board_name", has ? " %s\n" : NULL, s->board_name);
+	print_recorded("bios_vendor", has ? "  firmware:   %s" : NULL, s->bios_vendor);
+	print_recorded("bios_version", has ? " %s" : NULL, s->bios_version);
+	print_recorded("bios_date", has ? " (%s)" : NULL, s->bios_date);
+	print_recorded("microcode", has ? ", microcode %s" : NULL, s->microcode);
+	if (s->cpu_count_known)
+		print_u64("cpu_count", ", %" PRIu64 " CPUs\n", s->cpu_count);
+	else if (s->cpu_count_text[0])
+		print_string("cpu_count", ", CPU count %s\n", HWLAT_UNAVAILABLE);
+	else
+		print_recorded("cpu_count", has ? ", CPU count %s\n" : NULL, "");
+}
+
 /* What could not be read: skipped entries, corrupt or unreadable files. */
 static void print_journal(const struct read_result *res)
 {
@@ -229,6 +260,7 @@ static void print_scan(const struct scan *s, bool corrupt)
 		print_u64("dropped_windows", ", %" PRIu64 " dropped", s->dropped);
 		print_latency("floor_ns", ", floor %s\n", s->floor_ns);
 		print_scan_platform(s);
+		print_scan_identity(s);
 	} else {
 		if (s->first_ns <= s->last_ns) {
 			print_time("first_sample_ns", "  samples:    from %s", s->first_ns);
@@ -384,6 +416,63 @@ static const char *group_key_name(enum group_by by)
 	return by == GROUP_SCAN ? "scan_id" : by == GROUP_BOOT ? "boot_id" : "machine_id";
 }
 
+static bool group_by_identity(enum group_by by)
+{
+	return by == GROUP_FIRMWARE || by == GROUP_PRODUCT;
+}
+
+/* The raw label of a --by firmware/product group ("not recorded" for
+ * scans whose summary has no identity); unescaped: print it escaped. */
+static char *identity_label(const struct report_data *d, const struct group *g, char *buf,
+			    size_t size)
+{
+	const struct scan *s = &d->scans[g->scan_index];
+
+	if (d->o->by == GROUP_FIRMWARE && (s->bios_vendor[0] || s->bios_version[0] ||
+					   s->bios_date[0]))
+		snprintf(buf, size, "%s %s (%s)", s->bios_vendor, s->bios_version, s->bios_date);
+	else if (d->o->by == GROUP_PRODUCT && (s->sys_vendor[0] || s->product_name[0]))
+		snprintf(buf, size, "%s %s", s->sys_vendor, s->product_name);
+	else
+		snprintf(buf, size, "not recorded");
+	return buf;
+}
+
+/* The JSON keys of a group and, as text, its label. */
+static void print_group_key(const struct report_data *d, const struct group *g)
+{
+	const struct scan *s = &d->scans[g->scan_index];
+	char label[1024];
+
+	if (d->o->by == GROUP_HOST) {
+		char cut[80];
+
+		print_string(group_key_name(d->o->by), NULL, g->key);
+		/* Escaped first, then cut between characters (not bytes). */
+		escape_text(g->label, cut, sizeof(cut));
+		cut[utf8_cut(cut, strlen(cut), 12)] = '\0';
+		print_string("hostname", NULL, g->label);
+		print_text("%-12s", cut);
+	} else if (d->o->by == GROUP_FIRMWARE) {
+		/* The whole label on its own line: versions differ at the end. */
+		print_string(NULL, "%s", identity_label(d, g, label, sizeof(label)));
+		print_u64("scans", ": %" PRIu64 " scan(s)\n", g->n_scans);
+		print_recorded("bios_vendor", NULL, s->bios_vendor);
+		print_recorded("bios_version", NULL, s->bios_version);
+		print_recorded("bios_date", NULL, s->bios_date);
+		print_text("%-12s", "");
+	} else if (d->o->by == GROUP_PRODUCT) {
+		print_string(NULL, "%s", identity_label(d, g, label, sizeof(label)));
+		print_u64("scans", ": %" PRIu64 " scan(s)\n", g->n_scans);
+		print_recorded("sys_vendor", NULL, s->sys_vendor);
+		print_recorded("product_name", NULL, s->product_name);
+		print_text("%-12s", "");
+	} else {
+		print_string(group_key_name(d->o->by), NULL, g->key);
+		print_text("%-12.12s", g->key);
+	}
+}
+
 static void print_group_table(const struct report_data *d)
 {
 	const char *by = group_by_name(d->o->by);
@@ -394,18 +483,7 @@ static void print_group_table(const struct report_data *d)
 		const struct group *g = d->groups[i];
 
 		print_open_object(NULL);
-		print_string(group_key_name(d->o->by), NULL, g->key);
-		if (d->o->by == GROUP_HOST) {
-			char label[80];
-
-			/* Escaped first, then cut between characters (not bytes). */
-			escape_text(g->label, label, sizeof(label));
-			label[utf8_cut(label, strlen(label), 12)] = '\0';
-			print_string("hostname", NULL, g->label);
-			print_text("%-12s", label);
-		} else {
-			print_text("%-12.12s", g->key);
-		}
+		print_group_key(d, g);
 		print_row(d->o, &g->st, false);
 		print_close_object();
 	}
@@ -414,7 +492,7 @@ static void print_group_table(const struct report_data *d)
 
 static int print_histograms(const struct report_data *d)
 {
-	char title[96], label[80];
+	char title[400], label[320];
 	int r = 0;
 
 	if (d->o->by == GROUP_NONE)
@@ -434,11 +512,19 @@ static int print_histograms(const struct report_data *d)
 	} else {
 		for (size_t i = 0; i < d->n_groups && r >= 0; i++) {
 			const struct group *g = d->groups[i];
+			char raw[1024];
 
 			print_open_object(NULL);
-			print_string(group_key_name(d->o->by), NULL, g->key);
+			if (group_by_identity(d->o->by)) {
+				identity_label(d, g, raw, sizeof(raw));
+				print_string("label", NULL, raw);
+			} else {
+				print_string(group_key_name(d->o->by), NULL, g->key);
+			}
 			snprintf(title, sizeof(title), "%s %s", group_by_name(d->o->by),
 				 d->o->by == GROUP_HOST ? escape_text(g->label, label, sizeof(label)) :
+				 group_by_identity(d->o->by) ?
+							  escape_text(raw, label, sizeof(label)) :
 							  g->key);
 			r = print_histogram("histogram", title, &g->st, d->o);
 			print_close_object();
@@ -530,7 +616,7 @@ int print_report(struct report_data *d, bool *ret_exceeded)
 
 	if (d->all.n > 0)
 		print_cpu_table(d);
-	if (d->all.n > 0 && (o->by == GROUP_SCAN || o->by == GROUP_BOOT || o->by == GROUP_HOST))
+	if (d->all.n > 0 && group_by_has_groups(o->by))
 		print_group_table(d);
 
 	if (d->all.n > 0 && (print_is_json() || o->histogram)) {

@@ -16,7 +16,11 @@
 #define HOSTNAME_MAX 64
 #define REPORT_PERCENTILES_MAX 16
 
-enum group_by { GROUP_NONE, GROUP_CPU, GROUP_SCAN, GROUP_BOOT, GROUP_HOST };
+enum group_by {
+	GROUP_NONE, GROUP_CPU, GROUP_SCAN, GROUP_BOOT, GROUP_HOST,
+	GROUP_FIRMWARE, /* issue 14: BIOS vendor, version and date */
+	GROUP_PRODUCT,  /* issue 14: system vendor and product */
+};
 enum output_mode { OUTPUT_TEXT, OUTPUT_JSON, OUTPUT_CSV };
 
 struct options {
@@ -101,6 +105,16 @@ struct scan {
 	char tsc_stable[8];
 	bool has_cpus_excluded;
 	char cpus_excluded[128];
+	/* Machine identity (issue 14): empty when the summary did not record
+	 * it (written before the fields existed), else the value or
+	 * "unavailable". */
+	char sys_vendor[256], product_name[256];
+	char board_vendor[256], board_name[256];
+	char bios_vendor[256], bios_version[256], bios_date[256];
+	char microcode[128];
+	char cpu_count_text[24];  /* as recorded; parsed below */
+	bool cpu_count_known;
+	uint64_t cpu_count;
 	/* From the sample entries read (before --cpu/--since/--until). */
 	uint64_t seen, max_seq, sample_threshold_ns, seen_max_ns;
 	uint64_t first_ns, last_ns;

@@ -315,7 +315,7 @@ static int read_one(sd_journal *j, const struct options *o, const struct journal
 		if (walked % RSS_CHECK_ENTRIES == 0 && resident_bytes() > RSS_BUDGET)
 			release_journal_pages();
 
-		memset(&e, 0, sizeof(e));
+		entry_reset(&e);
 		sd_journal_restart_data(j);
 		while ((r = sd_journal_enumerate_data(j, &d, &len)) > 0)
 			take_field(&e, d, len);

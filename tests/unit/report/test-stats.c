@@ -129,6 +129,65 @@ static uint64_t gen_cluster(void)
 	return 20000 + rnd() % 2000 + ((rnd() % 1000) == 0 ? 5000000 : 0);
 }
 
+/*
+ * stats_merge (issue 14, --by firmware/product): two halves merged equal
+ * one statistics of every window, counter by counter and bucket by bucket,
+ * also when only the second half reached a row or a linear bucket.
+ */
+static void check_merge(void)
+{
+	struct stats all, a, b;
+	struct hwlat_sample x = { 0 };
+	int good = 1;
+
+	stats_init(&all, 1000, 500);
+	stats_init(&a, 1000, 500);
+	stats_init(&b, 1000, 500);
+	for (int i = 0; i < 20000; i++) {
+		x.latency_ns = i < 10000 ? rnd() % 50000 : rnd() % 5000000;
+		x.count = i % 3 != 0;
+		x.nmi_count = i % 7 == 0;
+		x.smi_count_known = i % 5 != 0;
+		x.smi_count = i % 11 == 0 ? 2 : 0;
+		x.smi_ns_known = i % 13 != 0;
+		x.smi_ns = x.smi_count ? 40000 : 0;
+		stats_add(&all, &x, 2000000);
+		stats_add(i < 10000 ? &a : &b, &x, 2000000);
+	}
+	ok(stats_merge(&a, &b) == 0, "stats_merge succeeds", "-");
+	for (size_t r = 0; r < STATS_ROWS; r++)
+		for (size_t i = 0; good && all.rows[r] && i < STATS_SUB; i++)
+			good = a.rows[r] && a.rows[r][i] == all.rows[r][i];
+	for (size_t i = 0; good && i < all.n_linear; i++)
+		good = i < a.n_linear && a.linear[i] == all.linear[i];
+	ok(good && a.n_linear == all.n_linear && a.linear_overflow == all.linear_overflow,
+	   "merged rows and linear buckets equal one pass", "n_linear %zu/%zu overflow %" PRIu64
+	   "/%" PRIu64, a.n_linear, all.n_linear, a.linear_overflow, all.linear_overflow);
+	ok(a.n == all.n && a.sum_ns == all.sum_ns && a.min_ns == all.min_ns &&
+		   a.max_ns == all.max_ns && a.over_threshold == all.over_threshold &&
+		   a.over_hardlimit == all.over_hardlimit && a.smi_windows == all.smi_windows &&
+		   a.nmi_windows == all.nmi_windows &&
+		   a.unexplained_windows == all.unexplained_windows &&
+		   a.smi_total == all.smi_total && a.nmi_total == all.nmi_total &&
+		   a.smi_unknown_windows == all.smi_unknown_windows && a.smi_ns == all.smi_ns &&
+		   a.smi_ns_unknown_windows == all.smi_ns_unknown_windows,
+	   "merged counters equal one pass", "n %" PRIu64 "/%" PRIu64 " over_hardlimit %" PRIu64
+	   "/%" PRIu64, a.n, all.n, a.over_hardlimit, all.over_hardlimit);
+	ok(stats_percentile(&a, 99) == stats_percentile(&all, 99) &&
+		   stats_percentile(&a, 50) == stats_percentile(&all, 50),
+	   "merged percentiles equal one pass", "p99 %" PRIu64 "/%" PRIu64,
+	   stats_percentile(&a, 99), stats_percentile(&all, 99));
+	/* Into an empty one: min comes from src. */
+	stats_done(&b);
+	stats_init(&b, 1000, 500);
+	ok(stats_merge(&b, &all) == 0 && b.min_ns == all.min_ns && b.n == all.n,
+	   "merge into an empty statistics keeps src's minimum", "min %" PRIu64 "/%" PRIu64,
+	   b.min_ns, all.min_ns);
+	stats_done(&all);
+	stats_done(&a);
+	stats_done(&b);
+}
+
 int main(void)
 {
 	struct hwlat_sample x = { 0 };
@@ -141,6 +200,7 @@ int main(void)
 	check_distribution("small values", gen_small, 100000);
 	check_distribution("1 ns .. 100 s", gen_wide, 200000);
 	check_distribution("cluster + outliers", gen_cluster, 200000);
+	check_merge();
 
 	/* Bucket counts against direct counting. */
 	stats_init(&s, 10000, 1000);
