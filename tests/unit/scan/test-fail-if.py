@@ -96,12 +96,14 @@ def main(tmp):
           f"the scan's facts: p50, p100, smi, nmi, unexplained, dropped, samples (exit {r.returncode})",
           r.stdout + r.stderr)
 
-    r, _ = scan(tmp, "rate", ["--fail-if", "smi-rate > 7000/h", "--fail-if", "smi-rate > 7300"])
-    # 2 SMIs in a scan of 1.0x s: 7200/h at 1 s, a little less when longer.
+    r, _ = scan(tmp, "rate", ["--fail-if", "smi-rate > 3600/h", "--fail-if", "smi-rate > 7300"])
+    # 2 SMIs in a scan of 1.0x s: 7200/h at 1 s, a little less when longer
+    # (1.045 s on a loaded machine); over 3600/h unless the 1 s scan took
+    # 2 s, and never over 7300/h. test-gate pins the arithmetic exactly.
     fails = lines(r.stderr, "hwlat-scan: FAIL")
     st.ok(r.returncode == 6 and len(fails) == 1 and
           fails[0].startswith("hwlat-scan: FAIL: smi-rate = ") and
-          "/h > 7000/h (2 SMIs in 1." in fails[0] and " s of scan duration)" in fails[0] and
+          "/h > 3600/h (2 SMIs in 1." in fails[0] and " s of scan duration)" in fails[0] and
           "hwlat-scan: pass: smi-rate = " in r.stdout,
           f"smi-rate is SMIs per hour of scan duration (exit {r.returncode})", r.stdout + r.stderr)
 
