@@ -47,8 +47,8 @@ static uint64_t overlap_ns(const struct options *o, uint64_t start, uint64_t end
 	return end > start ? end - start : 0;
 }
 
-static void make_facts(const struct report_data *d, struct gate_facts *f,
-		       char *why, size_t why_size, char *smi_why, size_t smi_why_size)
+void gates_facts(const struct report_data *d, struct gate_facts *f, char *why,
+		 size_t why_size, char *smi_why, size_t smi_why_size)
 {
 	memset(f, 0, sizeof(*f));
 	f->stats = &d->all;
@@ -135,7 +135,7 @@ size_t print_gates(const struct report_data *d, bool has_data)
 		print_text("\nGates:        not evaluated: the selection holds no data\n");
 		return 0;
 	}
-	make_facts(d, &f, why, sizeof(why), smi_why, sizeof(smi_why));
+	gates_facts(d, &f, why, sizeof(why), smi_why, sizeof(smi_why));
 	failed = gate_eval_all(l, &f, res);
 	print_open_object("gates");
 	print_u64("failed", "\nGates:        %" PRIu64, failed);

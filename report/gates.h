@@ -18,6 +18,14 @@
 bool selection_has_data(const struct report_data *d);
 
 /*
+ * The facts of the selection (lib/gate.h): statistics, SMI windows,
+ * dropped windows, the scan duration clipped to --since/--until; why a
+ * fact is unknown goes into why and smi_why, which f points into.
+ */
+void gates_facts(const struct report_data *d, struct gate_facts *f, char *why,
+		 size_t why_size, char *smi_why, size_t smi_why_size);
+
+/*
  * Evaluates the --fail-if conditions and prints them ("gates" in JSON);
  * with no data prints that they were not evaluated. Returns how many
  * failed.

@@ -21,6 +21,7 @@
 #include "csv.h"
 #include "gates.h"
 #include "list-scans.h"
+#include "metrics.h"
 #include "output.h"
 #include "print.h"
 #include "select.h"
@@ -69,6 +70,8 @@ static void help(void)
 	       "      --percentiles=LIST  the percentiles to print (default 50,90,99,99.9)\n"
 	       "  -j, --json              one JSON document\n"
 	       "      --csv               the raw samples as CSV\n"
+	       "      --openmetrics       the figures as a Prometheus text file (what\n"
+	       "                          hwlat-scan's openmetrics_file holds)\n"
 	       "      --svg=FILE          also write an SVG with histogram and timeline\n"
 	       "      --hardlimit=SPAN    fail (exit 1) when a latency exceeds SPAN\n"
 	       "                          (default unit us)\n"
@@ -131,6 +134,7 @@ enum {
 	ARG_COLOR,
 	ARG_UTC,
 	ARG_LIST_SCANS,
+	ARG_OPENMETRICS,
 };
 
 /* "50,99,99.99": 1 to REPORT_PERCENTILES_MAX values from 0 to 100, printed
@@ -225,12 +229,14 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "color", optional_argument, NULL, ARG_COLOR },
 		{ "utc", no_argument, NULL, ARG_UTC },
 		{ "list-scans", no_argument, NULL, ARG_LIST_SCANS },
+		{ "openmetrics", no_argument, NULL, ARG_OPENMETRICS },
 		{}
 	};
 	static const double default_percentiles[] = { 50, 90, 99, 99.9 };
 	const char *color = "auto", *by_arg = NULL;
 	uint64_t now = now_ns();
 	bool json = false, csv = false, utc = false, bucket = false, entries = false;
+	bool openmetrics = false;
 	bool percentiles = false;
 	char why[256];
 	int c, r;
@@ -369,6 +375,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case ARG_LIST_SCANS:
 			o->list_scans = true;
 			break;
+		case ARG_OPENMETRICS:
+			openmetrics = true;
+			break;
 		case 'h':
 			help();
 			return 0;
@@ -420,6 +429,12 @@ static int parse_args(int argc, char **argv, struct options *o)
 		return usage_error("%s", "--csv prints raw samples only; it takes no "
 				   "--histogram, --bucket-size, --svg, --hardlimit, --fail-if, "
 				   "--percentiles or --by", NULL);
+	if (openmetrics && (json || csv || o->histogram || bucket || o->svg_path ||
+			    o->have_hardlimit || o->by != GROUP_NONE || o->gates.n > 0 ||
+			    o->list_scans))
+		return usage_error("%s", "--openmetrics prints the metrics only; it takes no "
+				   "--json, --csv, --histogram, --bucket-size, --svg, --hardlimit, "
+				   "--fail-if, --by or --list-scans", NULL);
 	if (o->list_scans && (csv || o->histogram || bucket || o->svg_path ||
 			      o->have_hardlimit || o->by != GROUP_NONE || o->gates.n > 0 ||
 			      percentiles || o->have_cpus || o->have_scan || o->all))
@@ -431,7 +446,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 		o->histogram = true;
 	if (o->have_since && o->have_until && o->since_ns > o->until_ns)
 		return usage_error("--since %s is after --until", o->since_arg, NULL);
-	o->mode = json ? OUTPUT_JSON : csv ? OUTPUT_CSV : OUTPUT_TEXT;
+	o->mode = json ? OUTPUT_JSON : csv ? OUTPUT_CSV : openmetrics ? OUTPUT_OPENMETRICS :
+								       OUTPUT_TEXT;
 	if (o->mode != OUTPUT_TEXT || strcmp(color, "never") == 0) {
 		o->color = false;
 	} else if (strcmp(color, "always") == 0) {
@@ -552,6 +568,14 @@ static int run_set(struct journal_set *set, struct options *o)
 			r = errno > 0 ? -errno : -EIO;
 		if (r >= 0 && ferror(stdout))
 			r = -EIO;
+		if (r < 0)
+			fprintf(stderr, "hwlat-report: cannot write the output: %s\n",
+				strerror(-r));
+		goto out;
+	}
+
+	if (o->mode == OUTPUT_OPENMETRICS) {
+		r = metrics_write(&d, stdout);
 		if (r < 0)
 			fprintf(stderr, "hwlat-report: cannot write the output: %s\n",
 				strerror(-r));

@@ -21,7 +21,7 @@ enum group_by {
 	GROUP_FIRMWARE, /* issue 14: BIOS vendor, version and date */
 	GROUP_PRODUCT,  /* issue 14: system vendor and product */
 };
-enum output_mode { OUTPUT_TEXT, OUTPUT_JSON, OUTPUT_CSV };
+enum output_mode { OUTPUT_TEXT, OUTPUT_JSON, OUTPUT_CSV, OUTPUT_OPENMETRICS };
 
 struct options {
 	char **files;

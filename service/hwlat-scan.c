@@ -27,6 +27,7 @@
 #include "hwlat-journal.h"
 #include "journal-entry.h"
 #include "module.h"
+#include "openmetrics.h"
 #include "parse.h"
 #include "identity.h"
 #include "platform.h"
@@ -95,6 +96,9 @@ typedef struct scan {
 	uint64_t last_seq;
 	uint64_t seq_gaps;
 	struct stats stats; /* percentiles etc. for --fail-if */
+	/* Per CPU, for openmetrics_file only (NULL: no window of that CPU). */
+	bool per_cpu;
+	struct stats *cpu_stats[HWLAT_MAX_CPUS];
 	uint64_t skipped_lines; /* malformed, too long, cut: counted, not journaled */
 	progress progress;
 } scan;
@@ -118,6 +122,9 @@ static void help(void)
 	       "                      'smi>0' (repeatable; replaces fail_if of the config;\n"
 	       "                      FACT: max, pN, smi, smi-rate, nmi, unexplained,\n"
 	       "                      dropped, samples)\n"
+	       "  --openmetrics-file=PATH  after the scan, write its figures for Prometheus\n"
+	       "                      to PATH (atomically; e.g. in node-exporter's textfile\n"
+	       "                      directory /var/lib/prometheus/node-exporter/)\n"
 	       "  -C, --config=FILE   configuration file (default %s),\n"
 	       "                      then FILE.d/*.conf\n"
 	       "      --check-config  check the configuration, print the settings, touch\n"
@@ -146,6 +153,7 @@ enum {
 	ARG_CPUS,
 	ARG_HARDLIMIT,
 	ARG_FAIL_IF, /* right after ARG_HARDLIMIT: keys in config_key order */
+	ARG_OPENMETRICS_FILE,
 	ARG_LOAD,
 	ARG_UNLOAD,
 	ARG_UNIT,
@@ -166,6 +174,7 @@ static int parse_argv(int argc, char *argv[], options *o)
 		{ "cpus", required_argument, NULL, ARG_CPUS },
 		{ "hardlimit", required_argument, NULL, ARG_HARDLIMIT },
 		{ "fail-if", required_argument, NULL, ARG_FAIL_IF },
+		{ "openmetrics-file", required_argument, NULL, ARG_OPENMETRICS_FILE },
 		{ "config", required_argument, NULL, 'C' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -187,7 +196,7 @@ static int parse_argv(int argc, char *argv[], options *o)
 
 	while ((c = getopt_long(argc, argv, "C:qhV", longopts, NULL)) >= 0) {
 		switch (c) {
-		case ARG_DURATION ... ARG_FAIL_IF:
+		case ARG_DURATION ... ARG_OPENMETRICS_FILE:
 			if (o->n_overrides >= ELEMENTSOF(o->overrides)) {
 				log_msg("too many options");
 				return -E2BIG;
@@ -345,6 +354,43 @@ static void on_bad_line(line_problem why, const char *text, size_t len, void *us
 	}
 }
 
+/* The statistics of the scan, and per CPU when metrics are written. */
+static int count_window(scan *s, const hwlat_sample *smp, uint64_t lat)
+{
+	const struct stats_window w = {
+		.latency_ns = lat,
+		.count = smp->count,
+		.nmi_count = smp->nmi_count,
+		.smi_count_known = smp->smi_count_known,
+		.smi_count = smp->smi_count,
+		.smi_ns_known = smp->smi_ns_known,
+		.smi_ns = smp->smi_ns,
+	};
+	struct stats **cpu = &s->cpu_stats[smp->cpu];
+	int r = stats_add_window(&s->stats, &w, 0);
+
+	if (r < 0 || !s->per_cpu)
+		return r;
+	if (!*cpu) {
+		*cpu = malloc(sizeof(**cpu));
+		if (!*cpu)
+			return -ENOMEM;
+		stats_init(*cpu, 0, 0);
+	}
+	return stats_add_window(*cpu, &w, 0);
+}
+
+static void scan_stats_done(scan *s)
+{
+	stats_done(&s->stats);
+	for (size_t c = 0; c < HWLAT_MAX_CPUS; c++)
+		if (s->cpu_stats[c]) {
+			stats_done(s->cpu_stats[c]);
+			free(s->cpu_stats[c]);
+			s->cpu_stats[c] = NULL;
+		}
+}
+
 /* Handles one stream line: parse, account, journal. */
 static int on_line(const char *line, void *userdata)
 {
@@ -375,15 +421,7 @@ static int on_line(const char *line, void *userdata)
 	smi_source_apply(&s->smi_src, &smp);
 	smi_tally_add(&s->smi, &smp);
 	s->nmi_total += smp.nmi_count;
-	r = stats_add_window(&s->stats, &(struct stats_window){
-					.latency_ns = lat,
-					.count = smp.count,
-					.nmi_count = smp.nmi_count,
-					.smi_count_known = smp.smi_count_known,
-					.smi_count = smp.smi_count,
-					.smi_ns_known = smp.smi_ns_known,
-					.smi_ns = smp.smi_ns,
-				}, 0);
+	r = count_window(s, &smp, lat);
 	if (r < 0) {
 		s->broken = true;
 		return log_errno(r, "cannot count sample %llu", (unsigned long long)smp.seq);
@@ -665,6 +703,34 @@ static size_t check_gates(const scan_config *cfg, const scan *s, const scan_summ
 	return failed;
 }
 
+/* openmetrics_file (issue 14): the scan's figures for Prometheus. */
+static int write_metrics(const char *path, const scan *s, const scan_summary *sum)
+{
+	static const double percentiles[] = { 50, 90, 99, 99.9 };
+	const struct openmetrics_facts x = {
+		.all = &s->stats,
+		.cpu = s->cpu_stats,
+		.percentiles = percentiles,
+		.n_percentiles = ELEMENTSOF(percentiles),
+		.scans = 1,
+		.smi_known = sum->smi_total_known,
+		.smi_total = sum->smi_total,
+		.dropped = sum->dropped,
+		.duration_known = true,
+		.duration_ns = sum->duration_ns,
+		.have_threshold = true,
+		.threshold_ns = sum->threshold_ns,
+		.have_last = true,
+		.last_end_ns = sum->start_ns + sum->duration_ns,
+		.last_status = sum->status,
+	};
+	int r = openmetrics_write_file(path, &x);
+
+	if (r < 0)
+		return log_errno(r, "cannot write the OpenMetrics file %s", path);
+	return 0;
+}
+
 static int action_load_module(const options *o)
 {
 	char mnt[4096];
@@ -867,6 +933,7 @@ static int run_scan(const options *o, const scan_config *cfg, int sig_fd)
 		return EXIT_FAILED;
 	}
 	stats_init(&s->stats, 0, 0);
+	s->per_cpu = cfg->openmetrics_file[0] != '\0';
 	scan_id_init(o->unit, s->scan_id);
 	lr->on_bad = on_bad_line;
 
@@ -1057,7 +1124,10 @@ summary:
 	if (ret != EXIT_FAILED && cfg->gates.n > 0 &&
 	    check_gates(cfg, s, &sum, o->quiet) > 0 && ret == 0)
 		ret = EXIT_FAIL_IF;
-	stats_done(&s->stats);
+	/* Also for a failed scan: its status is what monitoring must see. */
+	if (cfg->openmetrics_file[0] && write_metrics(cfg->openmetrics_file, s, &sum) < 0)
+		ret = EXIT_FAILED;
+	scan_stats_done(s);
 	return ret;
 
 out:
@@ -1067,7 +1137,7 @@ out:
 	}
 	if (undo(&c) < 0 && ret == 0)
 		ret = EXIT_FAILED;
-	stats_done(&s->stats);
+	scan_stats_done(s);
 	return ret;
 }
 

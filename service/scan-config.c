@@ -19,6 +19,7 @@ static const char *const key_names[_CONFIG_KEY_MAX] = {
 	[CONFIG_CPUS] = "cpus",
 	[CONFIG_HARDLIMIT] = "hardlimit",
 	[CONFIG_FAIL_IF] = "fail_if",
+	[CONFIG_OPENMETRICS_FILE] = "openmetrics_file",
 };
 
 static const char *const mode_names[] = {
@@ -87,7 +88,7 @@ int config_set(scan_config *c, const char *key, const char *value,
 	int r;
 
 	if (k < 0) {
-		log_msg("%s: unknown key '%s' (known: duration, threshold, width, window, mode, cpus, hardlimit, fail_if)",
+		log_msg("%s: unknown key '%s' (known: duration, threshold, width, window, mode, cpus, hardlimit, fail_if, openmetrics_file)",
 			origin, key);
 		return -EINVAL;
 	}
@@ -152,6 +153,20 @@ int config_set(scan_config *c, const char *key, const char *value,
 		 * replaces it. */
 		if (gate_parse(value, &c->gates, why, sizeof(why)) < 0)
 			return bad_value(origin, key, value, -EINVAL, why);
+		break;
+	}
+	case CONFIG_OPENMETRICS_FILE: {
+		size_t len = strlen(value);
+
+		/* The unit's working directory is /: only an absolute path means
+		 * one file; a directory is no file to write. */
+		if (value[0] != '/' || value[len - 1] == '/')
+			return bad_value(origin, key, value, -EINVAL,
+					 "expected the absolute path of a file, e.g. "
+					 "/var/lib/prometheus/node-exporter/hwlat.prom");
+		if (len >= sizeof(c->openmetrics_file) - 8)
+			return bad_value(origin, key, value, -ERANGE, "path too long");
+		snprintf(c->openmetrics_file, sizeof(c->openmetrics_file), "%s", value);
 		break;
 	}
 	case CONFIG_MODE: {
@@ -397,6 +412,7 @@ void config_print(const scan_config *c, FILE *f)
 		[CONFIG_CPUS] = "the detector's current CPUs are kept",
 		[CONFIG_HARDLIMIT] = "no hard limit",
 		[CONFIG_FAIL_IF] = "no condition",
+		[CONFIG_OPENMETRICS_FILE] = "no metrics file is written",
 	};
 	const uint64_t *spans[_CONFIG_KEY_MAX] = {
 		[CONFIG_DURATION] = &c->duration_ns,
@@ -416,6 +432,8 @@ void config_print(const scan_config *c, FILE *f)
 			value = c->mode;
 		} else if (k == CONFIG_CPUS) {
 			value = c->cpus;
+		} else if (k == CONFIG_OPENMETRICS_FILE) {
+			value = c->openmetrics_file;
 		} else if (k == CONFIG_FAIL_IF) {
 			/* The conditions as written, comma-separated as they parse. */
 			for (i = 0, len = 0, buf[0] = '\0'; i < c->gates.n; i++)

@@ -39,6 +39,7 @@ typedef enum config_key {
 	CONFIG_CPUS,
 	CONFIG_HARDLIMIT,
 	CONFIG_FAIL_IF,
+	CONFIG_OPENMETRICS_FILE, /* issue 14 */
 	_CONFIG_KEY_MAX,
 } config_key;
 
@@ -51,6 +52,7 @@ typedef struct scan_config {
 	char mode[16];
 	char cpus[4096]; /* canonical cpulist */
 	struct gate_list gates; /* fail_if: conditions that fail the scan */
+	char openmetrics_file[4096]; /* absolute path; "" when not set */
 	bool set[_CONFIG_KEY_MAX];
 	/* Where each set key came from: "command line" or "FILE:LINE". */
 	char origin[_CONFIG_KEY_MAX][4096 + 16];

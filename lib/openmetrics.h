@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The Prometheus text file of a scan or a selection of scans
+ * (docs/interfaces.md section 5, issue 14): one writer for hwlat-scan's
+ * openmetrics_file and hwlat-report --openmetrics. Every family is a gauge
+ * (a new scan replaces the values) except the latency summary.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "parse.h"
+#include "stats.h"
+
+/* What the file says; each tool fills it from its own data. */
+struct openmetrics_facts {
+	const struct stats *all;
+	/* HWLAT_MAX_CPUS entries, NULL for a CPU without windows; or NULL. */
+	struct stats *const *cpu;
+	const double *percentiles; /* 0..100 */
+	size_t n_percentiles;
+	uint64_t scans;
+	bool smi_known;            /* the machine total of every scan is known */
+	uint64_t smi_total;
+	uint64_t dropped;
+	bool duration_known;
+	uint64_t duration_ns;      /* wall-clock time scanned */
+	bool have_threshold;
+	uint64_t threshold_ns;     /* of the newest scan */
+	bool have_last;
+	uint64_t last_end_ns;      /* end of the newest scan, ns since the epoch */
+	const char *last_status;   /* its HWLAT_STATUS; NULL: it has no summary */
+};
+
+/* Writes the families to f; returns 0 or a negative errno (the write's). */
+int openmetrics_write(FILE *f, const struct openmetrics_facts *x);
+
+/*
+ * Writes them to a temporary file next to path (path.XXXXXX, mode 0644)
+ * and renames it over path: a reader sees the old file or the new one,
+ * never half of one. Returns 0 or a negative errno (nothing is left
+ * behind on failure).
+ */
+int openmetrics_write_file(const char *path, const struct openmetrics_facts *x);

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* hwlat-report --openmetrics; see metrics.h. */
+#include <string.h>
+
+#include "attribution.h"
+#include "gates.h"
+#include "metrics.h"
+#include "openmetrics.h"
+
+/* When a scan began: its summary's start, else its first matched sample. */
+static uint64_t scan_begin(const struct scan *s)
+{
+	return s->has_summary ? s->start_ns : s->first_ns;
+}
+
+/* The newest chosen scan, or NULL. */
+static const struct scan *newest_scan(const struct report_data *d)
+{
+	const struct scan *newest = NULL;
+
+	for (size_t i = 0; i < d->n_scans; i++) {
+		const struct scan *s = &d->scans[i];
+
+		if (s->chosen && (!newest || scan_begin(s) >= scan_begin(newest)))
+			newest = s;
+	}
+	return newest;
+}
+
+int metrics_write(const struct report_data *d, FILE *f)
+{
+	const struct scan *last = newest_scan(d);
+	struct openmetrics_facts x = {
+		.all = &d->all,
+		.cpu = d->cpu,
+		.percentiles = d->o->percentiles,
+		.n_percentiles = d->o->n_percentiles,
+	};
+	struct attribution a;
+	struct gate_facts g;
+	char why[160], smi_why[320];
+
+	attribution_compute(d, &a);
+	gates_facts(d, &g, why, sizeof(why), smi_why, sizeof(smi_why));
+	x.scans = a.scans;
+	x.smi_known = attribution_smi_known(&a);
+	x.smi_total = a.smi_total;
+	x.dropped = g.dropped;
+	x.duration_known = g.duration_known;
+	x.duration_ns = g.duration_ns;
+	if (last) {
+		x.have_threshold = last->has_summary || last->sample_threshold_ns > 0;
+		x.threshold_ns = last->has_summary ? last->threshold_ns : last->sample_threshold_ns;
+		x.have_last = last->has_summary || last->last_ns > 0;
+		x.last_end_ns = last->has_summary ? last->start_ns + last->duration_ns :
+						    last->last_ns;
+		x.last_status = last->has_summary ? last->status : NULL;
+	}
+	return openmetrics_write(f, &x);
+}
