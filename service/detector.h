@@ -57,6 +57,15 @@ int detector_write(detector *d, const char *name, const char *value);
 int detector_read_settings(detector *d, detector_settings *ret);
 
 /*
+ * Opens every setting file (enable, threshold, width, window, and mode and
+ * cpus where they exist) for writing and closes it again, changing
+ * nothing. Returns 0 when all open, else the first open's negative errno
+ * with that file's name in refused (-EPERM under kernel lockdown, which
+ * refuses every debugfs file with a write bit).
+ */
+int detector_probe_writable(detector *d, char *refused, size_t size);
+
+/*
  * Writes every setting in which to differs from *state, updating *state
  * after each successful write, threshold first, then width and window in
  * the order that keeps every intermediate pair valid, then mode and cpus.
