@@ -695,9 +695,14 @@ static int action_load_module(const options *o)
 	int r;
 
 	/* With a (fake) detector directory, debugfs is not needed. */
-	if (!o->detector_dir && debugfs_find(mnt, sizeof(mnt)) == -ENOENT &&
-	    debugfs_mount() < 0)
-		return EXIT_NO_DETECTOR;
+	if (!o->detector_dir && debugfs_find(mnt, sizeof(mnt)) == -ENOENT) {
+		if (debugfs_available() == 0) {
+			debugfs_log_unavailable();
+			return EXIT_NO_DETECTOR;
+		}
+		if (debugfs_mount() < 0)
+			return EXIT_NO_DETECTOR;
+	}
 	r = module_load(&loaded);
 	if (r < 0)
 		return EXIT_NO_DETECTOR;
@@ -757,6 +762,10 @@ static int open_detector(const options *o, cleanup *c)
 		snprintf(path, sizeof(path), "%s", o->detector_dir);
 	} else {
 		r = debugfs_find(mnt, sizeof(mnt));
+		if (r == -ENOENT && debugfs_available() == 0) {
+			debugfs_log_unavailable();
+			return EXIT_NO_DETECTOR;
+		}
 		if (r == -ENOENT && interactive) {
 			if (debugfs_mount() < 0)
 				return EXIT_NO_DETECTOR;
@@ -779,6 +788,11 @@ static int open_detector(const options *o, cleanup *c)
 	}
 
 	r = detector_open(&c->det, path);
+	if (r == -ENOENT && !o->detector_dir && module_is_loaded()) {
+		log_msg("%s does not exist although the %s module is loaded: it could not create "
+			"its debugfs files (its load message in 'dmesg' says why)", path, MODULE_NAME);
+		return EXIT_NO_DETECTOR;
+	}
 	if (r == -ENOENT && !o->detector_dir) {
 		log_msg("%s does not exist: the %s module is not loaded%s", path,
 			MODULE_NAME,
