@@ -44,7 +44,7 @@ int locked_settings_read(const detector *d, const char *refused, int err,
 	r = module_read_params(&ret->params);
 	if (r == -ENOENT) {
 		log_msg("and the %s module shows no parameters in /sys/module/%s/parameters "
-			"(a module built before hwlat 0.1.0? rebuild it: dkms autoinstall)",
+			"(built before its parameters were readable? rebuild it: dkms autoinstall)",
 			MODULE_NAME, MODULE_NAME);
 		return r;
 	}
