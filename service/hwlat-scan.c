@@ -342,6 +342,11 @@ static void on_bad_line(line_problem why, const char *text, size_t len, void *us
 {
 	scan *s = userdata;
 
+	/* Before the scan: whatever it was, it is no part of it. */
+	if (s->discard) {
+		s->discarded++;
+		return;
+	}
 	switch (why) {
 	case LINE_TOO_LONG:
 		skip_line(s, "a line longer than " STRINGIFY(STREAM_LINE_MAX) " bytes", text, len);
@@ -954,8 +959,9 @@ static uint64_t start_locked(scan *s, line_reader *lr, int stream_fd, detector *
 	read_buffered(s, lr, stream_fd);
 	s->discard = false;
 	lr->len = 0;
+	lr->discarding = false;
 	if (s->discarded)
-		log_msg("discarded %llu windows the detector buffered before the scan started",
+		log_msg("discarded %llu stream lines the detector buffered before the scan started",
 			(unsigned long long)s->discarded);
 	if (detector_read_u64(d, "dropped", &dropped) < 0)
 		dropped = 0;

@@ -164,7 +164,7 @@ def locked_wrapper():
 
 def locked_scan(tmp, name, args, params=None, stale=3, fresh=2, dropped=(5, 7)):
     """A scan of a detector whose setting files cannot be opened for
-    writing. `stale` lines are in the stream before the scan starts,
+    writing. `stale` lines (and a malformed one) are in the stream before the scan starts,
     `fresh` come 0.5 s after it started, `dropped` is the detector's
     count before and after. Returns (result, summaries, samples)."""
     sub = os.path.join(tmp, name)
@@ -178,8 +178,9 @@ def locked_scan(tmp, name, args, params=None, stale=3, fresh=2, dropped=(5, 7)):
     # O_RDWR: the FIFO holds the stale lines before the scan opens it, and
     # never reaches EOF (the detector keeps sampling).
     fd = os.open(os.path.join(d, "stream"), os.O_RDWR | os.O_NONBLOCK)
-    os.write(fd, "".join(fake.line(s, 0, 1700000000, s, 30000, 0, 1, 0, 0, 0)
-                         for s in range(100, 100 + stale)).encode())
+    # The stale lines and one a scan would skip as malformed: discarded.
+    os.write(fd, ("".join(fake.line(s, 0, 1700000000, s, 30000, 0, 1, 0, 0, 0)
+                          for s in range(100, 100 + stale)) + "not a window\n").encode())
     cmd = locked_wrapper() + [fake.SCAN] + fake.NO_CONFIG + [
         "--detector-dir", d, "--journal-export", export, "--duration", "2"] + args
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -208,8 +209,9 @@ def test_locked(tmp):
     ok(rc == 0 and refused in err and using in err,
        f"refused setting files: exit 0, saying what was refused and the settings used (got {rc})",
        err)
-    ok("discarded 3 windows the detector buffered before the scan started" in err,
-       "the 3 windows buffered before the scan are discarded, and said so", err)
+    ok("discarded 4 stream lines the detector buffered before the scan started" in err,
+       "the 3 windows and the malformed line buffered before the scan are discarded, "
+       "and said so", err)
     s = sm[0] if len(sm) == 1 else {}
     want = {"HWLAT_STATUS": "completed", "HWLAT_THRESHOLD_NS": "20000",
             "HWLAT_WIDTH_NS": "100000000", "HWLAT_WINDOW_NS": "200000000",
