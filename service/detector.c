@@ -274,27 +274,13 @@ int detector_read_settings(detector *d, detector_settings *ret)
 	return 0;
 }
 
-int detector_probe_writable(detector *d, char *refused, size_t size)
+int detector_probe_write(detector *d, const char *name)
 {
-	static const char *const names[] = { "enable", "threshold", "width", "window",
-					     "mode", "cpus" };
-	size_t i;
-	int r;
+	int fd = openat(d->dir_fd, name, O_WRONLY | O_CLOEXEC | O_NOCTTY);
 
-	for (i = 0; i < ELEMENTSOF(names); i++) {
-		int fd = openat(d->dir_fd, names[i], O_WRONLY | O_CLOEXEC | O_NOCTTY);
-
-		if (fd >= 0) {
-			close(fd);
-			continue;
-		}
-		/* mode and cpus are optional (a 2009 module has neither). */
-		r = -errno;
-		if (r == -ENOENT && i >= 4)
-			continue;
-		snprintf(refused, size, "%s", names[i]);
-		return r;
-	}
+	if (fd < 0)
+		return -errno;
+	close(fd);
 	return 0;
 }
 

@@ -68,13 +68,11 @@ int detector_write(detector *d, const char *name, const char *value);
 int detector_read_settings(detector *d, detector_settings *ret);
 
 /*
- * Opens every setting file (enable, threshold, width, window, and mode and
- * cpus where they exist) for writing and closes it again, changing
- * nothing. Returns 0 when all open, else the first open's negative errno
- * with that file's name in refused (-EPERM under kernel lockdown, which
- * refuses every debugfs file with a write bit).
+ * Opens the file for writing and closes it again, changing nothing.
+ * Returns 0 or the open's negative errno: -EPERM for every debugfs file with
+ * a write bit under kernel lockdown.
  */
-int detector_probe_writable(detector *d, char *refused, size_t size);
+int detector_probe_write(detector *d, const char *name);
 
 /*
  * Writes every setting in which to differs from *state, updating *state

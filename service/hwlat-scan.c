@@ -885,22 +885,27 @@ static int check_journal(FILE *export)
 
 /*
  * The detector's settings in force and whether it samples: from its
- * setting files, or, where debugfs refuses to open them for writing (kernel
- * lockdown), from the module's parameters (*ret_locked, l). *ret_lifted
+ * setting files, or, where debugfs refuses to open enable for writing
+ * (kernel lockdown), from the module's parameters (*ret_locked, l). *ret_lifted
  * tells whether the module's per-mode bounds are lifted or unknown (a
  * module without allow_high_duty has none). Returns 0 or an exit status.
  */
 static int settings_in_force(cleanup *c, locked_settings *l, bool *ret_locked,
 			     bool *ret_lifted)
 {
-	char refused[16], buf[16];
+	char buf[16];
 	bool known;
 	int r;
 
+	/*
+	 * Lockdown refuses every setting file; without enable nothing can be
+	 * started or stopped. A refusal of another file alone is no lockdown:
+	 * the write fails and says so.
+	 */
 	*ret_locked = false;
-	r = detector_probe_writable(&c->det, refused, sizeof(refused));
+	r = detector_probe_write(&c->det, "enable");
 	if (r == -EPERM || r == -EACCES) {
-		r = locked_settings_read(&c->det, refused, r, l);
+		r = locked_settings_read(&c->det, "enable", r, l);
 		if (r < 0)
 			return EXIT_NO_DETECTOR;
 		*ret_locked = true;
