@@ -1159,11 +1159,11 @@ summary:
 	sum.samples = s->samples;
 	sum.max_ns = s->max_ns;
 	/* Before enable=1 these files still describe an earlier run. */
-	sum.dropped = started && detector_read_u64(&c.det, "dropped", &v) >= 0 ?
-		      v : s->seq_gaps;
-	/* Under module parameters "dropped" counts since the load. */
-	if (is_locked)
-		sum.dropped = sum.dropped >= dropped_at_start ? sum.dropped - dropped_at_start : 0;
+	if (started && detector_read_u64(&c.det, "dropped", &v) >= 0)
+		/* Under module parameters it counts since the load. */
+		sum.dropped = !is_locked ? v : v >= dropped_at_start ? v - dropped_at_start : 0;
+	else
+		sum.dropped = s->seq_gaps;
 	sum.settings_source = is_locked ? HWLAT_SETTINGS_SOURCE_PARAMETERS :
 					  HWLAT_SETTINGS_SOURCE_DEBUGFS;
 	sum.settings_not_applied = is_locked && locked.not_applied[0] ? locked.not_applied : NULL;
