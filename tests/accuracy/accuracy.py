@@ -971,7 +971,8 @@ class Suite:
                 f"idle={IPI_SECONDS}",
                 f"sample per-cpu {IPI_SECONDS + 2} threshold={thr_us} cpus=1 "
                 f"idle={IPI_SECONDS}",
-                f"sample per-cpu {nmi_seconds} trace"]
+                # cpus=: the IPI runs before it left the detector at cpus=1.
+                f"sample per-cpu {nmi_seconds} trace cpus=0-1"]
         g = self.boot(name, cmds, firmware="ovmf", msr=bool(self.args.msr_ko))
         raises, nmis = [], []
         t_boot = time.monotonic()
@@ -983,15 +984,14 @@ class Suite:
             qmp = Qmp(g.qmp_path)
             raises = self.raise_in_stop_machine(g, qmp, n)
             # The NMI run is the third in per-cpu mode (after the SMI and
-            # IPI ones): each starts with its HWLAT-CONFIG line.
-            after = [i for i, (_, text) in enumerate(g.lines)
-                     if text.startswith("HWLAT-CONFIG") and "mode=per-cpu" in text]
-            for _ in range(len(after), 3):
-                g.wait_for("HWLAT-CONFIG", 3 * IPI_SECONDS + 120,
-                           after=(after[-1] + 1) if after else 0)
-                after = [i for i, (_, text) in enumerate(g.lines)
-                         if text.startswith("HWLAT-CONFIG") and "mode=per-cpu" in text]
-            g.wait_for("HWLAT-MARK sampling per-cpu", 30, after=after[2])
+            # IPI ones): each run starts with its HWLAT-CONFIG line.
+            idx, per_cpu = 0, 0
+            while per_cpu < 3:
+                g.wait_for("HWLAT-CONFIG", 3 * IPI_SECONDS + 120, after=idx)
+                idx = next(i for i in range(idx, len(g.lines))
+                           if g.lines[i][1].startswith("HWLAT-CONFIG")) + 1
+                per_cpu += "mode=per-cpu" in g.lines[idx - 1][1]
+            g.wait_for("HWLAT-MARK sampling per-cpu", 30, after=idx)
             nmis = self.inject_nmis(qmp, nmi_starts)
             qmp.close()
             g.finish(timeout=3 * n + 2 * IPI_SECONDS + nmi_seconds + 150)
