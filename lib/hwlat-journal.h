@@ -59,6 +59,15 @@
 #define HWLAT_HYPERVISOR_NONE "none"
 #define HWLAT_F_SKIPPED_LINES "HWLAT_SKIPPED_LINES"
 
+/*
+ * Issue 12, lockdown: where the scan's settings came from, and the
+ * requested settings that were not in force (only when some were not).
+ */
+#define HWLAT_F_SETTINGS_SOURCE "HWLAT_SETTINGS_SOURCE"
+#define HWLAT_F_SETTINGS_NOT_APPLIED "HWLAT_SETTINGS_NOT_APPLIED"
+#define HWLAT_SETTINGS_SOURCE_DEBUGFS "debugfs"
+#define HWLAT_SETTINGS_SOURCE_PARAMETERS "module-parameters"
+
 #define HWLAT_STATUS_COMPLETED "completed"
 #define HWLAT_STATUS_INTERRUPTED "interrupted"
 #define HWLAT_STATUS_FAILED "failed"

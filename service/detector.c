@@ -63,6 +63,33 @@ int debugfs_find(char *buf, size_t size)
 	return -ENOENT;
 }
 
+int debugfs_available(void)
+{
+	_cleanup_fclose_ FILE *f = NULL;
+	char line[256];
+
+	f = fopen("/proc/filesystems", "re");
+	if (!f)
+		return -errno;
+	/* "nodev\tdebugfs": the name is the last field. */
+	while (fgets(line, sizeof(line), f)) {
+		const char *l = strip(line), *name = strrchr(l, '\t');
+
+		if (strcmp(name ? name + 1 : l, "debugfs") == 0)
+			return 1;
+	}
+	return 0;
+}
+
+void debugfs_log_unavailable(void)
+{
+	log_msg("debugfs is not available in this kernel (booted with debugfs=off or "
+		"debugfs=no-mount, or built without CONFIG_DEBUG_FS), and the %s module gives its "
+		"results only in debugfs: nothing can be scanned. Boot without debugfs=off "
+		"(the kernel command line, e.g. GRUB_CMDLINE_LINUX in /etc/default/grub, then "
+		"update-grub and reboot)", DETECTOR_DIR_NAME);
+}
+
 int debugfs_mount(void)
 {
 	if (mount("debugfs", DEBUGFS_DEFAULT_MOUNT, "debugfs", 0, NULL) < 0)
@@ -244,6 +271,16 @@ int detector_read_settings(detector *d, detector_settings *ret)
 	}
 
 	*ret = s;
+	return 0;
+}
+
+int detector_probe_write(detector *d, const char *name)
+{
+	int fd = openat(d->dir_fd, name, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+
+	if (fd < 0)
+		return -errno;
+	close(fd);
 	return 0;
 }
 

@@ -34,6 +34,17 @@ typedef struct detector_settings {
  * or -ENOENT when it is not mounted.
  */
 int debugfs_find(char *buf, size_t size);
+/*
+ * Whether the kernel offers debugfs at all (/proc/filesystems): not with
+ * debugfs=off or debugfs=no-mount on its command line, nor without
+ * CONFIG_DEBUG_FS. Returns 1, 0, or a negative errno when it cannot tell.
+ */
+int debugfs_available(void);
+/*
+ * Logs that debugfs is missing and what to do; the hwlat_detector module
+ * gives its results only there.
+ */
+void debugfs_log_unavailable(void);
 /* Mounts debugfs on DEBUGFS_DEFAULT_MOUNT. */
 int debugfs_mount(void);
 int debugfs_umount(void);
@@ -55,6 +66,13 @@ int detector_read_u64(detector *d, const char *name, uint64_t *ret);
 int detector_write(detector *d, const char *name, const char *value);
 
 int detector_read_settings(detector *d, detector_settings *ret);
+
+/*
+ * Opens the file for writing and closes it again, changing nothing.
+ * Returns 0 or the open's negative errno: -EPERM for every debugfs file with
+ * a write bit under kernel lockdown.
+ */
+int detector_probe_write(detector *d, const char *name);
 
 /*
  * Writes every setting in which to differs from *state, updating *state

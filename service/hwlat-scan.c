@@ -26,6 +26,7 @@
 #include "gate.h"
 #include "hwlat-journal.h"
 #include "journal-entry.h"
+#include "locked-settings.h"
 #include "module.h"
 #include "openmetrics.h"
 #include "parse.h"
@@ -48,6 +49,7 @@ enum {
 	EXIT_NO_DETECTOR = 4, /* debugfs or module missing, load failed */
 	EXIT_FAILED = 5,      /* the scan itself failed */
 	EXIT_FAIL_IF = 6,     /* a --fail-if condition holds */
+	EXIT_NOT_APPLIED = 7, /* scanned, but not with every requested setting */
 };
 
 /* Time allowed for the stream to reach EOF after enable=0, beyond a window. */
@@ -101,6 +103,14 @@ typedef struct scan {
 	struct stats *cpu_stats[HWLAT_MAX_CPUS];
 	uint64_t skipped_lines; /* malformed, too long, cut: counted, not journaled */
 	progress progress;
+	/*
+	 * Settings from module parameters (debugfs refused writes): the stream
+	 * holds windows from before the scan, discarded, and its numbers do
+	 * not start at 1, so the first line's seq is no gap.
+	 */
+	bool discard;
+	uint64_t discarded;
+	bool seq_known;
 } scan;
 
 static void help(void)
@@ -139,7 +149,8 @@ static void help(void)
 	       "\n"
 	       "Exit status: 0 done, 1 hard limit exceeded, 2 invalid configuration,\n"
 	       "3 another scan is running, 4 detector unavailable, 5 scan failed,\n"
-	       "6 a --fail-if condition holds.\n"
+	       "6 a --fail-if condition holds, 7 scanned with the module's settings, not\n"
+	       "the requested ones (debugfs refused writes: kernel lockdown).\n"
 	       "See hwlat-scan(8).\n",
 	       CONFIG_DEFAULT_PATH);
 }
@@ -340,6 +351,11 @@ static void on_bad_line(line_problem why, const char *text, size_t len, void *us
 {
 	scan *s = userdata;
 
+	/* Before the scan: whatever it was, it is no part of it. */
+	if (s->discard) {
+		s->discarded++;
+		return;
+	}
 	switch (why) {
 	case LINE_TOO_LONG:
 		skip_line(s, "a line longer than " STRINGIFY(STREAM_LINE_MAX) " bytes", text, len);
@@ -401,12 +417,18 @@ static int on_line(const char *line, void *userdata)
 
 	if (s->broken)
 		return 0;
+	if (s->discard) {
+		s->discarded++;
+		return 0;
+	}
 	r = stream_parse_line(line, &smp);
 	if (r < 0) {
 		skip_line(s, "a malformed line", line, strlen(line));
 		return 0;
 	}
-	if (smp.seq <= s->last_seq)
+	if (!s->seq_known)
+		s->seq_known = true;
+	else if (smp.seq <= s->last_seq)
 		log_msg("stream sequence went back from %llu to %llu",
 			(unsigned long long)s->last_seq,
 			(unsigned long long)smp.seq);
@@ -611,6 +633,12 @@ static int print_summary(const scan_summary *sum, uint64_t seq_gaps,
 		printf(", CPUs left out of the default set %s", sum->cpus_excluded);
 	putchar('\n');
 	print_identity(sum->identity);
+	if (sum->settings_not_applied)
+		printf("hwlat-scan: settings from the module's parameters (debugfs refused writes); not in force: %s\n",
+		       sum->settings_not_applied);
+	else if (sum->settings_source &&
+		 strcmp(sum->settings_source, HWLAT_SETTINGS_SOURCE_PARAMETERS) == 0)
+		printf("hwlat-scan: settings from the module's parameters (debugfs refused writes)\n");
 	if (sum->skipped_lines)
 		printf("hwlat-scan: %llu unreadable stream lines skipped\n",
 		       (unsigned long long)sum->skipped_lines);
@@ -738,9 +766,14 @@ static int action_load_module(const options *o)
 	int r;
 
 	/* With a (fake) detector directory, debugfs is not needed. */
-	if (!o->detector_dir && debugfs_find(mnt, sizeof(mnt)) == -ENOENT &&
-	    debugfs_mount() < 0)
-		return EXIT_NO_DETECTOR;
+	if (!o->detector_dir && debugfs_find(mnt, sizeof(mnt)) == -ENOENT) {
+		if (debugfs_available() == 0) {
+			debugfs_log_unavailable();
+			return EXIT_NO_DETECTOR;
+		}
+		if (debugfs_mount() < 0)
+			return EXIT_NO_DETECTOR;
+	}
 	r = module_load(&loaded);
 	if (r < 0)
 		return EXIT_NO_DETECTOR;
@@ -800,6 +833,10 @@ static int open_detector(const options *o, cleanup *c)
 		snprintf(path, sizeof(path), "%s", o->detector_dir);
 	} else {
 		r = debugfs_find(mnt, sizeof(mnt));
+		if (r == -ENOENT && debugfs_available() == 0) {
+			debugfs_log_unavailable();
+			return EXIT_NO_DETECTOR;
+		}
 		if (r == -ENOENT && interactive) {
 			if (debugfs_mount() < 0)
 				return EXIT_NO_DETECTOR;
@@ -822,6 +859,11 @@ static int open_detector(const options *o, cleanup *c)
 	}
 
 	r = detector_open(&c->det, path);
+	if (r == -ENOENT && !o->detector_dir && module_is_loaded()) {
+		log_msg("%s does not exist although the %s module is loaded: it could not create "
+			"its debugfs files (its load message in 'dmesg' says why)", path, MODULE_NAME);
+		return EXIT_NO_DETECTOR;
+	}
 	if (r == -ENOENT && !o->detector_dir) {
 		log_msg("%s does not exist: the %s module is not loaded%s", path,
 			MODULE_NAME,
@@ -907,6 +949,96 @@ static int check_journal(FILE *export)
 	return 0;
 }
 
+/*
+ * The detector's settings in force and whether it samples: from its
+ * setting files, or, where debugfs refuses to open enable for writing
+ * (kernel lockdown), from the module's parameters (*ret_locked, l). *ret_lifted
+ * tells whether the module's per-mode bounds are lifted or unknown (a
+ * module without allow_high_duty has none). Returns 0 or an exit status.
+ */
+static int settings_in_force(cleanup *c, locked_settings *l, bool *ret_locked,
+			     bool *ret_lifted)
+{
+	char buf[16];
+	bool known;
+	int r;
+
+	/*
+	 * Lockdown refuses every setting file; without enable nothing can be
+	 * started or stopped. A refusal of another file alone is no lockdown:
+	 * the write fails and says so.
+	 */
+	*ret_locked = false;
+	r = detector_probe_write(&c->det, "enable");
+	if (r == -EPERM || r == -EACCES) {
+		r = locked_settings_read(&c->det, "enable", r, l);
+		if (r < 0)
+			return EXIT_NO_DETECTOR;
+		*ret_locked = true;
+		*ret_lifted = l->params.allow_high_duty;
+		c->saved = l->params.settings;
+		c->saved_enabled = l->params.enabled;
+		return 0;
+	}
+
+	r = detector_read_settings(&c->det, &c->saved);
+	if (r < 0)
+		return EXIT_NO_DETECTOR;
+	r = detector_read(&c->det, "enable", buf, sizeof(buf));
+	if (r < 0) {
+		log_errno(r, "cannot read %s/enable", c->det.path);
+		return EXIT_NO_DETECTOR;
+	}
+	c->saved_enabled = strcmp(strip(buf), "1") == 0;
+	*ret_lifted = module_allow_high_duty(&known) || !known;
+	return 0;
+}
+
+/*
+ * Reads what the stream holds now, without waiting. Returns 0, 1 at EOF
+ * (the detector was disabled), or a negative errno (logged).
+ */
+static int read_buffered(scan *s, line_reader *lr, int stream_fd)
+{
+	for (;;) {
+		long r = line_reader_read(lr, stream_fd, on_line, s);
+
+		if (r == -EINTR)
+			continue;
+		if (r == -EAGAIN)
+			return 0;
+		if (r == 0)
+			return 1;
+		if (r < 0) {
+			if (s->broken)
+				continue;
+			return log_errno((int)r, "cannot read the detector's stream");
+		}
+	}
+}
+
+/*
+ * With the module's settings the detector samples since it was loaded:
+ * the windows it buffered before now are no part of this scan. Returns
+ * the detector's dropped count now (the scan's is what it adds).
+ */
+static uint64_t start_locked(scan *s, line_reader *lr, int stream_fd, detector *d)
+{
+	uint64_t dropped = 0;
+
+	s->discard = true;
+	read_buffered(s, lr, stream_fd);
+	s->discard = false;
+	lr->len = 0;
+	lr->discarding = false;
+	if (s->discarded)
+		log_msg("discarded %llu stream lines the detector buffered before the scan started",
+			(unsigned long long)s->discarded);
+	if (detector_read_u64(d, "dropped", &dropped) < 0)
+		dropped = 0;
+	return dropped;
+}
+
 static int run_scan(const options *o, const scan_config *cfg, int sig_fd)
 {
 	_cleanup_close_ int stream_fd = -1;
@@ -915,11 +1047,14 @@ static int run_scan(const options *o, const scan_config *cfg, int sig_fd)
 	_cleanup_free_ line_reader *lr = NULL;
 	cleanup c = { .det = { .dir_fd = -1 } };
 	detector_settings want, used;
+	locked_settings locked = {};
+	bool is_locked, bounds_lifted;
+	uint64_t dropped_at_start = 0;
 	scan_summary sum = {};
 	smi_total smi_total;
 	platform plat;
 	machine_identity ident;
-	char buf[256], clock_name[64], excluded[4096];
+	char clock_name[64], excluded[4096];
 	struct utsname u;
 	uint64_t enabled_at, deadline, stopped_at, v, unexplained;
 	sample_end end;
@@ -949,25 +1084,24 @@ static int run_scan(const options *o, const scan_config *cfg, int sig_fd)
 	if (ret != 0)
 		goto out;
 
-	r = detector_read_settings(&c.det, &c.saved);
-	if (r < 0) {
-		ret = EXIT_NO_DETECTOR;
+	ret = settings_in_force(&c, &locked, &is_locked, &bounds_lifted);
+	if (ret != 0)
 		goto out;
-	}
-	r = detector_read(&c.det, "enable", buf, sizeof(buf));
-	if (r < 0) {
-		log_errno(r, "cannot read %s/enable", c.det.path);
-		ret = EXIT_NO_DETECTOR;
-		goto out;
-	}
-	c.saved_enabled = strcmp(strip(buf), "1") == 0;
 	read_smi_source(&c.det, &s->smi_src);
 	r = config_check_bounds(cfg, c.saved.width_us * NSEC_PER_USEC,
 				c.saved.window_us * NSEC_PER_USEC);
 	if (r >= 0)
+		r = config_check_mode_bounds(cfg, c.saved.has_mode ? c.saved.mode : NULL,
+					     c.saved.width_us * NSEC_PER_USEC,
+					     c.saved.window_us * NSEC_PER_USEC, bounds_lifted);
+	if (r >= 0)
 		r = wanted_settings(cfg, &c.saved, &want);
 	if (r < 0) {
 		ret = EXIT_USAGE;
+		goto out;
+	}
+	if (is_locked && locked_settings_compare(&locked, cfg, &want) < 0) {
+		ret = EXIT_NO_DETECTOR;
 		goto out;
 	}
 	if (check_journal(export) < 0) {
@@ -988,9 +1122,17 @@ static int run_scan(const options *o, const scan_config *cfg, int sig_fd)
 		goto out;
 	}
 
+	s->export = export;
+	s->seq_known = !is_locked;
+	c.state = c.saved;
+	if (is_locked) {
+		dropped_at_start = start_locked(s, lr, stream_fd, &c.det);
+		extend_start_timeout(o, cfg->duration_ns, c.state.window_us);
+		r = 0;
+		goto sampling;
+	}
 	/* From here on, the detector is changed: undo() restores it. */
 	c.changed = true;
-	c.state = c.saved;
 	if (c.saved_enabled) {
 		r = detector_write(&c.det, "enable", "0");
 		if (r < 0) {
@@ -999,7 +1141,6 @@ static int run_scan(const options *o, const scan_config *cfg, int sig_fd)
 			goto out;
 		}
 	}
-	s->export = export;
 	r = detector_change(&c.det, &c.state, &want);
 	if (r >= 0) {
 		extend_start_timeout(o, cfg->duration_ns, c.state.window_us);
@@ -1007,6 +1148,7 @@ static int run_scan(const options *o, const scan_config *cfg, int sig_fd)
 		if (r < 0)
 			log_errno(r, "cannot enable the detector");
 	}
+sampling:
 	enabled_at = now_ns(CLOCK_MONOTONIC);
 	sum.start_ns = now_ns(CLOCK_REALTIME);
 	s->threshold_ns = c.state.threshold_us * NSEC_PER_USEC;
@@ -1024,6 +1166,19 @@ static int run_scan(const options *o, const scan_config *cfg, int sig_fd)
 
 	end = sample_loop(s, lr, stream_fd, sig_fd, deadline);
 
+	if (is_locked) {
+		/* The detector keeps sampling: take what it holds, no EOF. */
+		stopped_at = now_ns(CLOCK_MONOTONIC);
+		progress_stop(&s->progress);
+		if (end != END_EOF) {
+			r = read_buffered(s, lr, stream_fd);
+			if (r == 1)
+				end = END_EOF;
+			else if (r < 0 && end == END_COMPLETED)
+				end = END_ERROR;
+		}
+		goto finished;
+	}
 	r = detector_write(&c.det, "enable", "0");
 	stopped_at = now_ns(CLOCK_MONOTONIC);
 	progress_stop(&s->progress);
@@ -1036,6 +1191,7 @@ static int run_scan(const options *o, const scan_config *cfg, int sig_fd)
 		if (r < 0 && end == END_COMPLETED)
 			end = END_ERROR;
 	}
+finished:
 	if (end == END_EOF)
 		log_msg("the detector's stream ended before the scan did: was it disabled by someone else?");
 	/* Every readable sample is journaled, but the maximum may be missing. */
@@ -1070,8 +1226,14 @@ summary:
 	sum.samples = s->samples;
 	sum.max_ns = s->max_ns;
 	/* Before enable=1 these files still describe an earlier run. */
-	sum.dropped = started && detector_read_u64(&c.det, "dropped", &v) >= 0 ?
-		      v : s->seq_gaps;
+	if (started && detector_read_u64(&c.det, "dropped", &v) >= 0)
+		/* Under module parameters it counts since the load. */
+		sum.dropped = !is_locked ? v : v >= dropped_at_start ? v - dropped_at_start : 0;
+	else
+		sum.dropped = s->seq_gaps;
+	sum.settings_source = is_locked ? HWLAT_SETTINGS_SOURCE_PARAMETERS :
+					  HWLAT_SETTINGS_SOURCE_DEBUGFS;
+	sum.settings_not_applied = is_locked && locked.not_applied[0] ? locked.not_applied : NULL;
 	smi_total_compute(&s->smi, &s->smi_src, sum.mode, &smi_total);
 	sum.smi_total_known = smi_total.known;
 	sum.smi_total = smi_total.total;
@@ -1124,6 +1286,9 @@ summary:
 	if (ret != EXIT_FAILED && cfg->gates.n > 0 &&
 	    check_gates(cfg, s, &sum, o->quiet) > 0 && ret == 0)
 		ret = EXIT_FAIL_IF;
+	/* Figures of other settings than asked for never pass as they were. */
+	if (ret == 0 && sum.settings_not_applied)
+		ret = EXIT_NOT_APPLIED;
 	/* Also for a failed scan: its status is what monitoring must see. */
 	if (cfg->openmetrics_file[0] && write_metrics(cfg->openmetrics_file, s, &sum) < 0)
 		ret = EXIT_FAILED;

@@ -198,6 +198,10 @@ int journal_entry_summary(journal_entry *e, const scan_summary *s)
 		{ HWLAT_F_NMI_TOTAL, .num = s->nmi_total },
 		{ HWLAT_F_FLOOR_NS, .num = s->floor_ns },
 		{ HWLAT_F_SKIPPED_LINES, .num = s->skipped_lines },
+		/* Issue 12, lockdown. */
+		{ HWLAT_F_SETTINGS_SOURCE, .str = or_unknown(s->settings_source) },
+		{ s->settings_not_applied ? HWLAT_F_SETTINGS_NOT_APPLIED : NULL,
+		  .str = s->settings_not_applied },
 	};
 	char max[32], limit[32], skipped[64] = "";
 	int r;

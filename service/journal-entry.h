@@ -54,6 +54,9 @@ typedef struct scan_summary {
 	uint64_t skipped_lines; /* stream lines that could not be read */
 	/* Issue 14: which machine; NULL writes every field "unavailable". */
 	const machine_identity *identity;
+	/* Issue 12, lockdown: where the settings came from, what was not applied. */
+	const char *settings_source;	  /* HWLAT_SETTINGS_SOURCE_* */
+	const char *settings_not_applied; /* NULL: every requested setting in force */
 } scan_summary;
 
 /* Resets e and adds one "NAME=value" field; -E2BIG when e is full. */

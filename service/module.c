@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "module.h"
+#include "parse.h"
 #include "util.h"
 
 extern char **environ;
@@ -161,4 +162,96 @@ int module_marker_take(void)
 		return log_errno(-errno, "cannot remove %s", path);
 	}
 	return 1;
+}
+
+static void param_path(const char *name, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s/%s/parameters/%s",
+		 env_or("HWLAT_SYS_MODULE", "/sys/module"), MODULE_NAME, name);
+}
+
+/* A parameter's first line without its newline. */
+static int read_param(const char *name, char *buf, size_t size)
+{
+	_cleanup_fclose_ FILE *f = NULL;
+	char path[PATH_MAX];
+
+	param_path(name, path, sizeof(path));
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	if (!fgets(buf, (int)size, f))
+		return ferror(f) ? -EIO : -EBADMSG;
+	strip(buf);
+	return 0;
+}
+
+static int param_error(const char *name, int r, const char *what, const char *text)
+{
+	char path[PATH_MAX];
+
+	param_path(name, path, sizeof(path));
+	if (what) {
+		log_msg("%s: expected %s, read '%s'", path, what, text);
+		return -EBADMSG;
+	}
+	return log_errno(r, "cannot read %s", path);
+}
+
+static int read_param_u64(const char *name, uint64_t *ret)
+{
+	char buf[64];
+	int r = read_param(name, buf, sizeof(buf));
+
+	if (r < 0)
+		return param_error(name, r, NULL, NULL);
+	if (parse_u64(buf, ret) < 0)
+		return param_error(name, 0, "a number", buf);
+	return 0;
+}
+
+int module_read_params(module_params *ret)
+{
+	static const char *const names[] = { "threshold", "width", "window" };
+	module_params p = {};
+	uint64_t *vals[] = { &p.settings.threshold_us, &p.settings.width_us,
+			     &p.settings.window_us };
+	uint64_t enabled;
+	char buf[16];
+	size_t i;
+	int r;
+
+	/* "enabled" first: its absence means no readable parameters at all. */
+	r = read_param("enabled", buf, sizeof(buf));
+	if (r == -ENOENT)
+		return r;
+	if (r < 0)
+		return param_error("enabled", r, NULL, NULL);
+	if (parse_u64(buf, &enabled) < 0 || enabled > 1)
+		return param_error("enabled", 0, "0 or 1", buf);
+	p.enabled = enabled == 1;
+	for (i = 0; i < ELEMENTSOF(names); i++) {
+		r = read_param_u64(names[i], vals[i]);
+		if (r < 0)
+			return r;
+	}
+	r = read_param("mode", p.settings.mode, sizeof(p.settings.mode));
+	if (r < 0)
+		return param_error("mode", r, NULL, NULL);
+	p.settings.has_mode = true;
+	r = read_param("cpus", p.settings.cpus, sizeof(p.settings.cpus));
+	if (r < 0)
+		return param_error("cpus", r, NULL, NULL);
+	p.settings.has_cpus = true;
+	p.allow_high_duty = module_allow_high_duty(&(bool){ false });
+	*ret = p;
+	return 0;
+}
+
+bool module_allow_high_duty(bool *ret_known)
+{
+	char buf[16];
+
+	*ret_known = read_param("allow_high_duty", buf, sizeof(buf)) >= 0;
+	return *ret_known && (strcmp(buf, "Y") == 0 || strcmp(buf, "1") == 0);
 }

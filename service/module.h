@@ -9,6 +9,8 @@
 
 #include <stdbool.h>
 
+#include "detector.h"
+
 #define MODULE_NAME "hwlat_detector"
 #define MODULE_MARKER "loaded-by-scan"
 
@@ -26,3 +28,28 @@ int module_unload(void);
 int module_marker_write(void);
 /* Removes the marker; returns 1 if it existed, 0 if not. */
 int module_marker_take(void);
+
+/*
+ * The module's parameters in <sys module dir>/hwlat_detector/parameters
+ * (0444, docs/interfaces.md section 1): the settings in force, readable
+ * where debugfs refuses the setting files (kernel lockdown).
+ */
+typedef struct module_params {
+	bool enabled;
+	bool allow_high_duty;
+	detector_settings settings; /* has_mode and has_cpus always set */
+} module_params;
+
+/*
+ * Reads them; -ENOENT when the module shows no parameters (not loaded, or
+ * built before they were readable), another negative errno (logged,
+ * naming the file) when one cannot be read or parsed.
+ */
+int module_read_params(module_params *ret);
+
+/*
+ * Whether the module was loaded with allow_high_duty=1. *ret_known is
+ * false when it has no such parameter (not loaded, or a module without
+ * per-mode bounds).
+ */
+bool module_allow_high_duty(bool *ret_known);

@@ -487,6 +487,47 @@ int config_check_bounds(const scan_config *c, uint64_t cur_width_ns,
 	return 0;
 }
 
+int config_check_mode_bounds(const scan_config *c, const char *cur_mode,
+			     uint64_t cur_width_ns, uint64_t cur_window_ns,
+			     bool allow_high_duty)
+{
+	uint64_t width = c->set[CONFIG_WIDTH] ? c->width_ns : cur_width_ns;
+	uint64_t window = c->set[CONFIG_WINDOW] ? c->window_ns : cur_window_ns;
+	const char *mode = c->set[CONFIG_MODE] ? c->mode : cur_mode;
+	const char *wsrc = c->set[CONFIG_WIDTH] ? "" : " (the detector's current width)";
+	const char *Wsrc = c->set[CONFIG_WINDOW] ? "" : " (the detector's current window)";
+	const char *msrc = c->set[CONFIG_MODE] ? "" : " (the detector's current mode)";
+	unsigned percent;
+
+	if (allow_high_duty || !mode)
+		return 0;
+	if (strcmp(mode, "stop-machine") == 0) {
+		if (width > CONFIG_STOP_MACHINE_MAX_WIDTH_NS) {
+			log_msg("mode stop-machine%s allows a width of at most %llu us, not %llu us%s: "
+				"it holds every CPU with interrupts off for the whole width; "
+				"set a shorter width (or load the module with allow_high_duty=1, for test labs)",
+				msrc,
+				(unsigned long long)(CONFIG_STOP_MACHINE_MAX_WIDTH_NS / NSEC_PER_USEC),
+				(unsigned long long)(width / NSEC_PER_USEC), wsrc);
+			return -ERANGE;
+		}
+		percent = CONFIG_STOP_MACHINE_MAX_WIDTH_PERCENT;
+	} else if (strcmp(mode, "per-cpu") == 0) {
+		percent = CONFIG_PER_CPU_MAX_WIDTH_PERCENT;
+	} else {
+		return 0;
+	}
+	if ((unsigned __int128)width * 100 > (unsigned __int128)window * percent) {
+		log_msg("mode %s%s allows a width of at most %u%% of the window: width %llu us%s, "
+			"window %llu us%s; set a shorter width or a longer window "
+			"(or load the module with allow_high_duty=1, for test labs)",
+			mode, msrc, percent, (unsigned long long)(width / NSEC_PER_USEC), wsrc,
+			(unsigned long long)(window / NSEC_PER_USEC), Wsrc);
+		return -ERANGE;
+	}
+	return 0;
+}
+
 int config_check_cpus_online(const scan_config *c, const char *online_path)
 {
 	_cleanup_fclose_ FILE *f = NULL;

@@ -28,6 +28,10 @@
 #define CONFIG_MAX_WINDOW_NS (600 * NSEC_PER_SEC)
 #define CONFIG_MIN_IDLE_NS NSEC_PER_MSEC /* window - width */
 #define CONFIG_MAX_WIDTH_PERCENT 95
+/* Per mode, unless the module was loaded with allow_high_duty=1. */
+#define CONFIG_PER_CPU_MAX_WIDTH_PERCENT 50
+#define CONFIG_STOP_MACHINE_MAX_WIDTH_NS (10 * NSEC_PER_MSEC)
+#define CONFIG_STOP_MACHINE_MAX_WIDTH_PERCENT 10
 #define CONFIG_MAX_DURATION_NS (366 * 86400 * NSEC_PER_SEC)
 
 typedef enum config_key {
@@ -107,6 +111,18 @@ char *format_span_exact(uint64_t ns, char *buf, size_t size);
  */
 int config_check_bounds(const scan_config *c, uint64_t cur_width_ns,
 			uint64_t cur_window_ns);
+
+/*
+ * Checks width against window with the bounds of the mode the scan will
+ * run in (docs/interfaces.md section 1): per-cpu at most 50 %, stop-machine
+ * at most 10 ms and 10 %, none unless allow_high_duty. cur_mode (NULL: a
+ * detector without modes) and the cur_ values stand in for what the
+ * configuration does not set. Prints which bound is broken and how to
+ * fix it; returns -ERANGE then.
+ */
+int config_check_mode_bounds(const scan_config *c, const char *cur_mode,
+			     uint64_t cur_width_ns, uint64_t cur_window_ns,
+			     bool allow_high_duty);
 
 /* Checks that every CPU in the configured cpulist is online. */
 int config_check_cpus_online(const scan_config *c, const char *online_path);

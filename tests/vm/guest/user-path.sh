@@ -11,7 +11,10 @@
 # while the first runs undisturbed, a missing module is status 4 with a
 # message naming the kernel and the fix; SIGHUP to an interactive scan on a
 # terminal ends it like SIGTERM (detector restored, "interrupted"), a scan
-# longer than the unit's start timeout extends it itself; purge removes everything, and the
+# longer than the unit's start timeout extends it itself; DKMS signs the
+# module with its MOK key, and under kernel lockdown (raised after loading
+# with modprobe.d options) a scan runs with the module's parameters and says
+# so; purge removes everything, and the
 # kernel log stays free of warnings, oopses, lockups and hung tasks. Prints
 # TAP; copies the evidence to /mnt/results.
 #
@@ -275,6 +278,21 @@ if vm=$(modinfo -F vermagic hwlat_detector 2>&1) && [ "${vm%% *}" = "$kver" ]; t
 else
 	not_ok "modinfo hwlat_detector works (vermagic $kver)"
 	echo "#   modinfo said: $vm"
+fi
+# DKMS signs the module with its own key, /var/lib/dkms/mok.key, whose
+# certificate /var/lib/dkms/mok.pub (CN "DKMS module signing key") a Secure
+# Boot machine must enrol with mokutil (README.md): the module's signature
+# names that signer and that certificate's serial number.
+signer=$(modinfo -F signer hwlat_detector 2>&1)
+sig_key=$(modinfo -F sig_key hwlat_detector 2>&1 | tr -d ':' | tr 'a-f' 'A-F')
+mok_serial=$(openssl x509 -inform DER -in /var/lib/dkms/mok.pub -noout -serial 2>&1 | sed 's/^serial=//' | tr 'a-f' 'A-F')
+mok_subject=$(openssl x509 -inform DER -in /var/lib/dkms/mok.pub -noout -subject 2>&1)
+echo "# modinfo -F signer hwlat_detector: $signer; sig_key $sig_key; sig_hashalgo $(modinfo -F sig_hashalgo hwlat_detector 2>&1)"
+echo "# /var/lib/dkms/mok.pub: $mok_subject, serial $mok_serial"
+if [ "$signer" = "DKMS module signing key" ] && [ -n "$sig_key" ] && [ "$sig_key" = "$mok_serial" ]; then
+	ok "DKMS signed the module with its MOK key: signer '$signer', key serial $sig_key = /var/lib/dkms/mok.pub"
+else
+	not_ok "DKMS signed the module with its MOK key (signer '$signer', sig_key '$sig_key', /var/lib/dkms/mok.pub serial '$mok_serial')"
 fi
 # The packaged configuration, put back once the test's scans are done.
 cp /etc/hwlat/hwlat-scan.conf /root/hwlat-scan.conf.packaged 2>/dev/null || true
@@ -644,6 +662,127 @@ fi
 
 # 7b. The second kernel: DKMS must build the module for it too.
 [ -z "$k2" ] || second_kernel_install "$kver" "$k2"
+
+# 7c. Kernel lockdown (issue 12): the module is loaded with settings from
+# /etc/modprobe.d (enabled=1, so that it samples without a debugfs write),
+# then lockdown is raised to integrity, as Secure Boot does at boot. A scan
+# through the unit must run with those settings: the unit's journal says
+# which file debugfs refused and which settings it used, the summary records
+# the parameters and HWLAT_SETTINGS_SOURCE=module-parameters, and every
+# sample carries the threshold in force. A scan by hand asking for other
+# settings exits 7 naming each with the modprobe.d line. Lockdown stays until
+# reboot, so this comes after every step that writes debugfs; and a module
+# signed with a key the kernel does not trust (the DKMS MOK key, enrolled
+# only through shim) can then no longer be loaded: hwlat-scan says so.
+lockdown_file=/sys/kernel/security/lockdown
+modconf=/etc/modprobe.d/hwlat.conf
+modprobe -r hwlat_detector 2>/dev/null
+printf '%s\n' "options hwlat_detector enabled=1 threshold=1 width=100000 window=200000" >"$modconf"
+[ -e "$lockdown_file" ] || mount -t securityfs securityfs /sys/kernel/security 2>/dev/null
+if check "modprobe hwlat_detector with $modconf (enabled=1 threshold=1 width=100000 window=200000)" modprobe hwlat_detector &&
+	check "lockdown raised to integrity after loading" sh -c "echo integrity >$lockdown_file && grep -q '\[integrity\]' $lockdown_file"; then
+	echo "# $lockdown_file: $(cat "$lockdown_file")"
+	write_conf "duration = 6s" "threshold = 1us"
+	lrc=0
+	systemctl start hwlat-scan >"$res/lockdown-start.txt" 2>&1 || lrc=$?
+	lock_id=$(unit_prop InvocationID)
+	lock_state="Result=$(unit_prop Result) ExecMainStatus=$(unit_prop ExecMainStatus)"
+	journalctl --sync 2>/dev/null
+	journalctl -b -u hwlat-scan -o cat _SYSTEMD_INVOCATION_ID="$lock_id" >"$res/lockdown-unit.log" 2>&1
+	export_scan "${lock_id:-none}" "$res/journal-lockdown.json"
+	refused="cannot open $det/enable for writing (Operation not permitted): the kernel is locked down (integrity); hwlat-scan cannot change the detector's settings"
+	using="scanning with the settings the module was loaded with (/sys/module/hwlat_detector/parameters): enabled 1, threshold 1 us, width 100000 us, window 200000 us, mode round-robin, CPUs "
+	if [ "$lrc" -eq 0 ] && [ "$lock_state" = "Result=success ExecMainStatus=0" ] &&
+		grep -qF "$refused" "$res/lockdown-unit.log" && grep -qF "$using" "$res/lockdown-unit.log"; then
+		ok "under lockdown the unit scans with the module's parameters, saying what debugfs refused ($lock_state)"
+		grep -F -e "cannot open" -e "scanning with" -e "discarded" "$res/lockdown-unit.log" | sed 's/^/#   journal: /'
+	else
+		not_ok "under lockdown the unit scans with the module's parameters, saying what debugfs refused (exit $lrc, $lock_state)"
+		sed 's/^/#   systemctl: /' "$res/lockdown-start.txt"
+		sed 's/^/#   unit journal: /' "$res/lockdown-unit.log"
+		unit_evidence
+	fi
+	lockdown_check() {
+		python3 - "$@" <<'PY'
+import json, sys
+path, scan = sys.argv[1], sys.argv[2]
+SAMPLE, SUMMARY = "18debb1199484fcc965913f03f96d36e", "4ffb84af0b5d43dab64f8c6cd40251d6"
+entries = [json.loads(l) for l in open(path) if l.strip()]
+samples = [e for e in entries if e.get("MESSAGE_ID") == SAMPLE]
+sm = [e for e in entries if e.get("MESSAGE_ID") == SUMMARY]
+if len(sm) != 1:
+    sys.exit("expected 1 summary for scan %s, found %d" % (scan, len(sm)))
+s = sm[0]
+want = {"HWLAT_STATUS": "completed", "HWLAT_SETTINGS_SOURCE": "module-parameters",
+        "HWLAT_THRESHOLD_NS": "1000", "HWLAT_WIDTH_NS": "100000000",
+        "HWLAT_WINDOW_NS": "200000000", "HWLAT_MODE": "round-robin"}
+got = {k: s.get(k) for k in want}
+print("summary: %s, samples %s, dropped %s, duration %s ns, CPUs %s"
+      % (" ".join("%s=%s" % kv for kv in got.items()), s.get("HWLAT_SAMPLES"),
+         s.get("HWLAT_DROPPED"), s.get("HWLAT_DURATION_NS"), s.get("HWLAT_CPUS")))
+bad = ["%s=%r, expected %s" % (k, got[k], v) for k, v in want.items() if got[k] != v]
+if "HWLAT_SETTINGS_NOT_APPLIED" in s:
+    bad.append("HWLAT_SETTINGS_NOT_APPLIED=%r" % s["HWLAT_SETTINGS_NOT_APPLIED"])
+if len(samples) < 5 or str(len(samples)) != s.get("HWLAT_SAMPLES"):
+    bad.append("%d samples journaled, summary says %s (expected at least 5: threshold 1 us)"
+               % (len(samples), s.get("HWLAT_SAMPLES")))
+if any(e.get("HWLAT_THRESHOLD_NS") != "1000" for e in samples):
+    bad.append("samples with a threshold other than 1000 ns")
+seqs = [int(e["HWLAT_SEQ"]) for e in samples]
+if any(b <= a for a, b in zip(seqs, seqs[1:])):
+    bad.append("sequence numbers do not rise: %s" % seqs[:20])
+elif seqs and seqs[-1] - seqs[0] + 1 - len(seqs) > int(s.get("HWLAT_DROPPED", "0")):
+    bad.append("sequence %d..%d has %d gaps, HWLAT_DROPPED=%s"
+               % (seqs[0], seqs[-1], seqs[-1] - seqs[0] + 1 - len(seqs), s.get("HWLAT_DROPPED")))
+print("samples: seq %s..%s" % (seqs[0] if seqs else "-", seqs[-1] if seqs else "-"))
+if bad:
+    print("\n".join(bad))
+    sys.exit(1)
+PY
+	}
+	check_facts "the lockdown scan's journal: summary with the module's settings (source module-parameters), samples at threshold 1 us" \
+		lockdown_check "$res/journal-lockdown.json" "${lock_id:-none}"
+	# By hand, asking for settings that are not in force.
+	drc=0
+	env -u INVOCATION_ID hwlat-scan --duration=3 --threshold=5us --mode=per-cpu \
+		>"$res/lockdown-differ.out" 2>"$res/lockdown-differ.err" || drc=$?
+	journalctl --sync 2>/dev/null
+	not_applied=$(journalctl -b -o json -n 1 MESSAGE_ID="$SUMMARY_ID" 2>/dev/null |
+		python3 -c 'import json, sys; e = json.loads(sys.stdin.readline()); print(e.get("HWLAT_SETTINGS_NOT_APPLIED", ""), e.get("HWLAT_THRESHOLD_NS", ""), e.get("HWLAT_MODE", ""), sep="|")' 2>/dev/null)
+	differ="threshold 5 us requested (command line), 1 us in force; mode per-cpu requested (command line), round-robin in force"
+	advice="put 'options hwlat_detector enabled=1 threshold=5 mode=per-cpu' in /etc/modprobe.d/hwlat.conf, then reload the module"
+	if [ "$drc" -eq 7 ] && grep -qF "requested settings not in force: $differ" "$res/lockdown-differ.err" &&
+		grep -qF "$advice" "$res/lockdown-differ.err" && [ "$not_applied" = "$differ|1000|round-robin" ]; then
+		ok "under lockdown a scan asking for other settings exits 7, naming each and the modprobe.d line; the summary has the settings in force"
+		grep -F "not in force" "$res/lockdown-differ.err" | sed 's/^/#   stderr: /'
+	else
+		not_ok "under lockdown a scan asking for other settings exits 7, naming each and the modprobe.d line (exit $drc, summary: '$not_applied')"
+		cat "$res/lockdown-differ.err" "$res/lockdown-differ.out" | sed 's/^/#   saw: /'
+	fi
+	# The module's key is not trusted by this kernel (no shim, nothing
+	# enrolled): under lockdown it cannot be loaded again.
+	check "modprobe -r hwlat_detector under lockdown" modprobe -r hwlat_detector
+	mrc=0
+	modprobe hwlat_detector >"$res/lockdown-modprobe.err" 2>&1 || mrc=$?
+	src=0
+	env -u INVOCATION_ID hwlat-scan --duration=1 >/dev/null 2>"$res/lockdown-load.err" || src=$?
+	if [ "$mrc" -ne 0 ] && [ "$src" -eq 4 ] &&
+		grep -qF "Secure Boot: the DKMS signing key must be enrolled with mokutil" "$res/lockdown-load.err"; then
+		ok "under lockdown the module signed by the unenrolled DKMS key is refused, and hwlat-scan exits 4 naming the key enrolment"
+		sed 's/^/#   modprobe: /' "$res/lockdown-modprobe.err"
+		dmesg | grep -i -e lockdown -e "hwlat_detector" | tail -n 3 | sed 's/^/#   dmesg: /'
+	else
+		not_ok "under lockdown the module signed by the unenrolled DKMS key is refused, and hwlat-scan exits 4 naming the key enrolment (modprobe exit $mrc, scan exit $src)"
+		cat "$res/lockdown-modprobe.err" "$res/lockdown-load.err" | sed 's/^/#   saw: /'
+	fi
+	modprobe -r hwlat_detector 2>/dev/null
+fi
+rm -f "$modconf"
+if [ -f /root/hwlat-scan.conf.packaged ]; then
+	cp /root/hwlat-scan.conf.packaged /etc/hwlat/hwlat-scan.conf
+else
+	rm -f /etc/hwlat/hwlat-scan.conf
+fi
 
 # 8. Purge. First hwlat-dkms alone (hwlat-tools only recommends it): then
 # hwlat-scan must say that the module is missing for this kernel and how to

@@ -1,0 +1,293 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Issue 12, items 4 and 7 in hwlat-scan: runs it against the fake detector
+of test-scan.py and a fake /sys/module (HWLAT_SYS_MODULE), and proves that:
+
+- the per-mode bounds are checked before anything is touched: stop-machine
+  width at most 10000 us and width/window at most 10 %, per-cpu at most
+  50 %, each at the limit (scans), one past it (exit 2, a message naming
+  the bound and where the value came from, the detector unchanged, no
+  summary) and one inside it; allow_high_duty=Y lifts them; a module
+  without allow_high_duty (no per-mode bounds) is left to judge itself;
+- where the setting files cannot be opened for writing (as debugfs refuses
+  them under kernel lockdown; here a 0000 mode, run in a user namespace
+  when we are root so that the mode holds), the scan runs with the
+  module's parameters: windows buffered before the scan are discarded, the
+  summary records the parameters as the settings, HWLAT_SETTINGS_SOURCE is
+  module-parameters and the dropped count is the scan's own; requested
+  settings that differ give exit 7, HWLAT_SETTINGS_NOT_APPLIED naming each,
+  and the modprobe.d line; a module loaded with enabled=0 gives exit 4 with
+  that line and no summary.
+
+TAP output; exit status 1 when any check failed.
+"""
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.dont_write_bytecode = True  # keep the source tree clean
+HERE = os.path.dirname(os.path.abspath(__file__))
+_spec = importlib.util.spec_from_file_location("scan_fake", os.path.join(HERE, "test-scan.py"))
+fake = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(fake)
+
+SAMPLE_ID, SUMMARY_ID = fake.SAMPLE_ID, fake.SUMMARY_ID
+ok = fake.ok
+SETTINGS = ("enable", "threshold", "width", "window", "mode", "cpus")
+
+
+def fake_sys_module(tmp, **params):
+    """<tmp>/sys-module/hwlat_detector/parameters/<name> for each param."""
+    root = os.path.join(tmp, "sys-module")
+    pdir = os.path.join(root, "hwlat_detector", "parameters")
+    os.makedirs(pdir)
+    for name, text in params.items():
+        if text is None:
+            continue
+        with open(os.path.join(pdir, name), "w") as f:
+            f.write(text)
+    return root
+
+
+def summaries(export):
+    try:
+        return [e for e in fake.parse_export(export) if e.get("MESSAGE_ID") == SUMMARY_ID]
+    except FileNotFoundError:
+        return []
+
+
+# --- per-mode bounds --------------------------------------------------------
+
+def bounds_case(tmp, name, args, allow, want_ok, want_msg=None, mode_file=None):
+    """One scan with args; allow: the allow_high_duty parameter (None: none)."""
+    sub = os.path.join(tmp, name)
+    os.mkdir(sub)
+    over = {} if mode_file is None else {"mode": mode_file}
+    d = fake.make_fake(sub, **over)
+    params = {} if allow is None else {"allow_high_duty": allow + "\n"}
+    env = {"HWLAT_SYS_MODULE": fake_sys_module(sub, **params)}
+    export = os.path.join(sub, "export.txt")
+    before = fake.snapshot(d)
+    mod = fake.FakeModule(d, lambda w: None) if want_ok else None
+    if mod:
+        mod.start()
+    r = fake.run_scan(["--detector-dir", d, "--journal-export", export, "--duration", "100ms"]
+                      + args, env=env)
+    if mod:
+        mod.join(5)
+        sm = summaries(export)
+        ok(r.returncode == 0 and len(sm) == 1 and sm[0].get("HWLAT_STATUS") == "completed",
+           f"{name}: {' '.join(args)} scans (exit {r.returncode})", r.stderr)
+    else:
+        # The fake module's FIFO has no writer: a scan that got that far
+        # would block in open(); none does, as nothing may be touched.
+        ok(r.returncode == 2 and want_msg in r.stderr,
+           f"{name}: {' '.join(args)} is refused with exit 2 naming the bound "
+           f"(got {r.returncode})", r.stderr)
+        ok(fake.snapshot(d) == before and summaries(export) == [],
+           f"{name}: the detector is unchanged and no summary written",
+           (fake.snapshot(d), summaries(export)))
+
+
+def test_mode_bounds(tmp):
+    sm_width = "mode stop-machine allows a width of at most 10000 us, not %s us"
+    sm_duty = ("mode stop-machine allows a width of at most 10%% of the window: "
+               "width %s us, window %s us")
+    pc_duty = ("mode per-cpu allows a width of at most 50%% of the window: "
+               "width %s us, window %s us")
+    cases = [
+        # stop-machine width: limit, limit + 1, limit - 1 (window 200 ms: 5 %)
+        ("sm-width-limit", ["--mode", "stop-machine", "--width", "10000", "--window", "200000"],
+         True, None),
+        ("sm-width-over", ["--mode", "stop-machine", "--width", "10001", "--window", "200000"],
+         False, sm_width % "10001"),
+        ("sm-width-under", ["--mode", "stop-machine", "--width", "9999", "--window", "200000"],
+         True, None),
+        # stop-machine duty 10 %: 10000 / 100000 exactly, window 1 us shorter, longer
+        ("sm-duty-limit", ["--mode", "stop-machine", "--width", "10000", "--window", "100000"],
+         True, None),
+        ("sm-duty-over", ["--mode", "stop-machine", "--width", "10000", "--window", "99999"],
+         False, sm_duty % ("10000", "99999")),
+        ("sm-duty-under", ["--mode", "stop-machine", "--width", "10000", "--window", "100001"],
+         True, None),
+        # per-cpu duty 50 %: the 2009 defaults exactly, window 1 us shorter, longer
+        ("pc-duty-limit", ["--mode", "per-cpu", "--width", "500000", "--window", "1000000"],
+         True, None),
+        ("pc-duty-over", ["--mode", "per-cpu", "--width", "500000", "--window", "999999"],
+         False, pc_duty % ("500000", "999999")),
+        ("pc-width-over", ["--mode", "per-cpu", "--width", "500001", "--window", "1000000"],
+         False, pc_duty % ("500001", "1000000")),
+        ("pc-duty-under", ["--mode", "per-cpu", "--width", "499999", "--window", "1000000"],
+         True, None),
+    ]
+    for name, args, good, msg in cases:
+        bounds_case(tmp, name, args, "N", good, msg)
+    # The issue's case: --mode stop-machine with the detector's 500 ms width.
+    bounds_case(tmp, "sm-current-width", ["--mode", "stop-machine"], "N", False,
+                "mode stop-machine allows a width of at most 10000 us, not 500000 us "
+                "(the detector's current width): it holds every CPU with interrupts off "
+                "for the whole width; set a shorter width (or load the module with "
+                "allow_high_duty=1, for test labs)")
+    # The mode in force counts when the scan names none.
+    bounds_case(tmp, "sm-current-mode", ["--width", "10001", "--window", "200000"], "N", False,
+                "mode stop-machine (the detector's current mode) allows a width of at most "
+                "10000 us, not 10001 us",
+                mode_file="none round-robin per-cpu [stop-machine]\n")
+    # allow_high_duty=1 lifts the per-mode bounds (the general ones stay).
+    bounds_case(tmp, "sm-allowed", ["--mode", "stop-machine", "--width", "10001",
+                                    "--window", "20000"], "Y", True)
+    bounds_case(tmp, "pc-allowed", ["--mode", "per-cpu", "--width", "500001",
+                                    "--window", "1000000"], "Y", True)
+    # A module without allow_high_duty has no per-mode bounds: it decides.
+    bounds_case(tmp, "old-module", ["--mode", "stop-machine", "--width", "500000",
+                                    "--window", "1000000"], None, True)
+
+
+# --- settings from module parameters ----------------------------------------
+
+PARAMS = {"enabled": "1\n", "threshold": "20\n", "width": "100000\n", "window": "200000\n",
+          "mode": "round-robin\n", "cpus": "0-1\n", "debug": "0\n", "allow_high_duty": "N\n"}
+
+
+def locked_wrapper():
+    """What makes a 0000 file refuse us: nothing when not root; as root, a
+    user namespace without mappings (no capability over our own files)."""
+    if os.geteuid() != 0:
+        return []
+    r = subprocess.run(["unshare", "-U", "true"], capture_output=True)
+    return ["unshare", "-U"] if r.returncode == 0 else None
+
+
+def locked_scan(tmp, name, args, params=None, stale=3, fresh=2, dropped=(5, 7)):
+    """A scan of a detector whose setting files cannot be opened for
+    writing. `stale` lines (and a malformed one) are in the stream before the scan starts,
+    `fresh` come 0.5 s after it started, `dropped` is the detector's
+    count before and after. Returns (result, summaries, samples)."""
+    sub = os.path.join(tmp, name)
+    os.mkdir(sub)
+    d = fake.make_fake(sub, dropped=f"{dropped[0]}\n")
+    os.chmod(sub, 0o755)
+    for f in SETTINGS:
+        os.chmod(os.path.join(d, f), 0)
+    env = {"HWLAT_SYS_MODULE": fake_sys_module(sub, **{**PARAMS, **(params or {})})}
+    export = os.path.join(sub, "export.txt")
+    # O_RDWR: the FIFO holds the stale lines before the scan opens it, and
+    # never reaches EOF (the detector keeps sampling).
+    fd = os.open(os.path.join(d, "stream"), os.O_RDWR | os.O_NONBLOCK)
+    # The stale lines and one a scan would skip as malformed: discarded.
+    os.write(fd, ("".join(fake.line(s, 0, 1700000000, s, 30000, 0, 1, 0, 0, 0)
+                          for s in range(100, 100 + stale)) + "not a window\n").encode())
+    cmd = locked_wrapper() + [fake.SCAN] + fake.NO_CONFIG + [
+        "--detector-dir", d, "--journal-export", export, "--duration", "2"] + args
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=fake.scan_env(env))
+    time.sleep(0.5)
+    os.write(fd, "".join(fake.line(s, 1, 1700000001, s, 40000 + s, 0, 1, 0, 0, 0)
+                         for s in range(200, 200 + fresh)).encode())
+    with open(os.path.join(d, "dropped"), "w") as f:
+        f.write(f"{dropped[1]}\n")
+    out, err = p.communicate(timeout=30)
+    os.close(fd)
+    entries = fake.parse_export(export) if os.path.exists(export) else []
+    return (p.returncode, out, err, [e for e in entries if e.get("MESSAGE_ID") == SUMMARY_ID],
+            [e for e in entries if e.get("MESSAGE_ID") == SAMPLE_ID], d)
+
+
+def test_locked(tmp):
+    if locked_wrapper() is None:
+        ok(True, "settings from module parameters # SKIP no user namespace to make a 0000 file refuse root")
+        return
+    rc, out, err, sm, samples, d = locked_scan(tmp, "same", ["--threshold", "20us"])
+    refused = f"cannot open {d}/enable for writing (Permission denied)"
+    using = ("scanning with the settings the module was loaded with "
+             "(/sys/module/hwlat_detector/parameters): enabled 1, threshold 20 us, "
+             "width 100000 us, window 200000 us, mode round-robin, CPUs 0-1")
+    ok(rc == 0 and refused in err and using in err,
+       f"refused setting files: exit 0, saying what was refused and the settings used (got {rc})",
+       err)
+    ok("discarded 4 stream lines the detector buffered before the scan started" in err,
+       "the 3 windows and the malformed line buffered before the scan are discarded, "
+       "and said so", err)
+    s = sm[0] if len(sm) == 1 else {}
+    want = {"HWLAT_STATUS": "completed", "HWLAT_THRESHOLD_NS": "20000",
+            "HWLAT_WIDTH_NS": "100000000", "HWLAT_WINDOW_NS": "200000000",
+            "HWLAT_MODE": "round-robin", "HWLAT_CPUS": "0-1",
+            "HWLAT_SETTINGS_SOURCE": "module-parameters", "HWLAT_SAMPLES": "2",
+            "HWLAT_MAX_NS": "40201", "HWLAT_DROPPED": "2"}
+    ok(len(sm) == 1 and {k: s.get(k) for k in want} == want
+       and "HWLAT_SETTINGS_NOT_APPLIED" not in s,
+       "the summary records the module's parameters, its 2 windows, 2 dropped during the scan",
+       (want, sm))
+    ok([e.get("HWLAT_SEQ") for e in samples] == ["200", "201"]
+       and all(e.get("HWLAT_THRESHOLD_NS") == "20000" for e in samples),
+       "only the windows that came during the scan are journaled, with the threshold in force",
+       samples)
+    ok("settings from the module's parameters (debugfs refused writes)" in out,
+       "the printed summary says where the settings came from", out)
+    ok(all(oct(os.stat(os.path.join(d, f)).st_mode & 0o777) == "0o0" for f in SETTINGS),
+       "nothing was written to the detector")
+
+    rc, out, err, sm, samples, d = locked_scan(
+        tmp, "differ", ["--threshold", "5us", "--mode", "per-cpu", "--width", "90ms"])
+    text = ("threshold 5 us requested (command line), 20 us in force; "
+            "width 90000 us requested (command line), 100000 us in force; "
+            "mode per-cpu requested (command line), round-robin in force")
+    line = ("options hwlat_detector enabled=1 threshold=5 width=90000 window=200000 "
+            "mode=per-cpu")
+    ok(rc == 7 and f"requested settings not in force: {text}. To scan with them, put "
+       f"'{line}' in /etc/modprobe.d/hwlat.conf, then reload the module "
+       "(modprobe -r hwlat_detector; modprobe hwlat_detector)" in err,
+       f"requested settings not in force: exit 7 naming each and the modprobe.d line (got {rc})",
+       err)
+    s = sm[0] if len(sm) == 1 else {}
+    ok(s.get("HWLAT_STATUS") == "completed" and s.get("HWLAT_THRESHOLD_NS") == "20000"
+       and s.get("HWLAT_MODE") == "round-robin" and s.get("HWLAT_WIDTH_NS") == "100000000"
+       and s.get("HWLAT_SETTINGS_NOT_APPLIED") == text and s.get("HWLAT_SAMPLES") == "2",
+       "the summary has the settings in force and HWLAT_SETTINGS_NOT_APPLIED", sm)
+    ok(f"not in force: {text}" in out, "the printed summary says what was not in force", out)
+
+    # Requested bounds are still checked first (exit 2), with the
+    # parameters standing for what the scan does not set.
+    rc, out, err, sm, samples, d = locked_scan(tmp, "bounds", ["--mode", "stop-machine"])
+    ok(rc == 2 and "mode stop-machine allows a width of at most 10000 us, not 100000 us "
+       "(the detector's current width)" in err and sm == [],
+       f"a requested mode whose bound the parameters break: exit 2, no summary (got {rc})", err)
+
+    rc, out, err, sm, samples, d = locked_scan(tmp, "disabled", ["--threshold", "20us"],
+                                               params={"enabled": "0\n"})
+    ok(rc == 4 and "the module was loaded with enabled=0 and only a debugfs write could "
+       "start it: nothing to scan. Put 'options hwlat_detector enabled=1 threshold=20' in "
+       "/etc/modprobe.d/hwlat.conf, then reload the module" in err and sm == [],
+       f"a module loaded with enabled=0: exit 4 with the modprobe.d line, no summary (got {rc})",
+       err)
+
+    # A module whose parameters are not readable (mode 0 before issue 12).
+    rc, out, err, sm, samples, d = locked_scan(tmp, "no-params", [],
+                                               params={"enabled": None})
+    ok(rc == 4 and "and the hwlat_detector module shows no parameters in "
+       "/sys/module/hwlat_detector/parameters (built before its parameters were readable?" in err and sm == [],
+       f"refused setting files and no parameters: exit 4 saying so, no summary (got {rc})", err)
+
+
+def main():
+    if not os.access(fake.SCAN, os.X_OK):
+        print(f"Bail out! {fake.SCAN} is not built")
+        return 1
+    for t in (test_mode_bounds, test_locked):
+        tmp = tempfile.mkdtemp(prefix=f"hwlat-{t.__name__}-")
+        try:
+            t(tmp)
+        except Exception as e:
+            ok(False, f"{t.__name__} raised {e!r}")
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    print(f"1..{fake.n_tests}")
+    return 1 if fake.n_failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
