@@ -34,6 +34,12 @@ typedef struct detector_settings {
  * or -ENOENT when it is not mounted.
  */
 int debugfs_find(char *buf, size_t size);
+/*
+ * Undoes the octal escapes of /proc/self/mounts ("\040" for a space) in
+ * place: a backslash and three octal digits, the first 0-3; anything else
+ * stays as it is. Used by debugfs_find(); its own unit test calls it.
+ */
+void unescape_mount_path(char *s);
 /* Mounts debugfs on DEBUGFS_DEFAULT_MOUNT. */
 int debugfs_mount(void);
 int debugfs_umount(void);
