@@ -18,8 +18,7 @@
 #define DEBUGFS_MAGIC 0x64626720
 #endif
 
-/* Undoes the octal escapes of /proc/self/mounts ("\040" for a space). */
-static void unescape_mount_path(char *s)
+void unescape_mount_path(char *s)
 {
 	char *out = s;
 

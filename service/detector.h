@@ -45,6 +45,12 @@ int debugfs_available(void);
  * gives its results only there.
  */
 void debugfs_log_unavailable(void);
+/*
+ * Undoes the octal escapes of /proc/self/mounts ("\040" for a space) in
+ * place: a backslash and three octal digits, the first 0-3; anything else
+ * stays as it is. Used by debugfs_find(); its own unit test calls it.
+ */
+void unescape_mount_path(char *s);
 /* Mounts debugfs on DEBUGFS_DEFAULT_MOUNT. */
 int debugfs_mount(void);
 int debugfs_umount(void);

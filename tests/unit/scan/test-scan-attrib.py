@@ -26,10 +26,8 @@ import importlib.util
 import json
 import os
 import platform
-import shutil
 import subprocess
 import sys
-import tempfile
 
 sys.dont_write_bytecode = True  # keep the source tree clean
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -269,25 +267,16 @@ def test_platform(tmp):
        "malformed cpus_excluded: named in a message, not recorded", r.stderr)
 
 
-def test_man_page():
+def test_man_page(_tmp):
     srcdir = os.environ.get("srcdir", ".")
     text = open(os.path.join(srcdir, "service/hwlat-scan.8")).read()
     ok(".BI \\-\\-platform-root= DIR" in text, "hwlat-scan(8) documents --platform-root")
 
 
 def main():
-    for t in (test_unavailable_end_to_end, test_old_module, test_ten_field_line,
-              test_per_cpu_broadcast, test_round_robin_sum, test_platform):
-        tmp = tempfile.mkdtemp(prefix=f"hwlat-{t.__name__}-")
-        try:
-            t(tmp)
-        except Exception as e:
-            ok(False, f"{t.__name__} raised {e!r}")
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-    test_man_page()
-    print(f"1..{fake.n_tests}")
-    return 1 if fake.n_failed else 0
+    return fake.run((test_unavailable_end_to_end, test_old_module, test_ten_field_line,
+                     test_per_cpu_broadcast, test_round_robin_sum, test_platform,
+                     test_man_page))
 
 
 if __name__ == "__main__":

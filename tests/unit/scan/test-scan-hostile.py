@@ -36,7 +36,6 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import termios
 import threading
 import time
@@ -608,21 +607,11 @@ def main():
     if not os.access(SCAN, os.X_OK):
         print(f"Bail out! {SCAN} is not built")
         return 1
-    for t in (test_terminating_signals, test_sigpipe, test_hangup, test_long_durations,
-              test_partial_last_line, test_bad_lines, test_no_journald, test_verdict_at_limit,
-              test_restore_enabled, test_failed_restore, test_dropped_vs_gaps, test_notify,
-              test_progress, test_config_inputs, test_edges):
-        if len(sys.argv) > 1 and t.__name__ not in sys.argv[1:]:
-            continue
-        tmp = tempfile.mkdtemp(prefix=f"hwlat-{t.__name__}-")
-        try:
-            t(tmp)
-        except Exception as e:
-            ok(False, f"{t.__name__} raised {e!r}")
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-    print(f"1..{T.n_tests}")
-    return 1 if T.n_failed else 0
+    return T.run((test_terminating_signals, test_sigpipe, test_hangup, test_long_durations,
+                  test_partial_last_line, test_bad_lines, test_no_journald,
+                  test_verdict_at_limit, test_restore_enabled, test_failed_restore,
+                  test_dropped_vs_gaps, test_notify, test_progress, test_config_inputs,
+                  test_edges), only=sys.argv[1:])
 
 
 if __name__ == "__main__":

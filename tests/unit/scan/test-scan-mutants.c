@@ -17,11 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-/*
- * detector.c itself, for its static unescape_mount_path(): this program
- * links the other scan sources but not detector.o.
- */
-#include "detector.c"
+#include "detector.h"
 #include "unit-test.h"
 
 static char dir[] = "/tmp/hwlat-test-det-XXXXXX";

@@ -35,10 +35,12 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 
+sys.dont_write_bytecode = True  # keep the source tree clean
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from scan_tap import ok, run  # noqa: E402
 TOP_BUILD = os.getcwd()
 SRCDIR = os.environ.get("srcdir", ".")
 SCAN = os.path.abspath(os.environ.get("HWLAT_SCAN", "service/hwlat-scan"))
@@ -48,19 +50,6 @@ JOURNAL_REMOTE = "/lib/systemd/systemd-journal-remote"
 SAMPLE_ID = "18debb1199484fcc965913f03f96d36e"
 SUMMARY_ID = "4ffb84af0b5d43dab64f8c6cd40251d6"
 
-n_tests = 0
-n_failed = 0
-
-
-def ok(cond, what, saw=None):
-    global n_tests, n_failed
-    n_tests += 1
-    if not cond:
-        n_failed += 1
-    print(("ok" if cond else "not ok") + f" {n_tests} - {what}", flush=True)
-    if not cond and saw is not None:
-        for line in str(saw).splitlines()[-30:]:
-            print(f"#   saw: {line}", flush=True)
 
 
 ORIGINAL = {
@@ -673,18 +662,9 @@ def main():
     if not os.access(JOURNAL_REMOTE, os.X_OK):
         print(f"Bail out! {JOURNAL_REMOTE} missing: install systemd-journal-remote (tests/install-deps)")
         return 1
-    for t in (test_full_run, test_sigterm, test_lock, test_failures,
-              test_rejected_setting, test_scan_id, test_syscall_filter,
-              test_module_helpers):
-        tmp = tempfile.mkdtemp(prefix=f"hwlat-{t.__name__}-")
-        try:
-            t(tmp)
-        except Exception as e:
-            ok(False, f"{t.__name__} raised {e!r}")
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-    print(f"1..{n_tests}")
-    return 1 if n_failed else 0
+    return run((test_full_run, test_sigterm, test_lock, test_failures,
+                test_rejected_setting, test_scan_id, test_syscall_filter,
+                test_module_helpers))
 
 
 if __name__ == "__main__":
