@@ -210,5 +210,6 @@ if __name__ == "__main__":
         st.ok(False, f"raised {e!r}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"1..{st.n_tests}")
-    sys.exit(1 if st.n_failed else 0)
+    import scan_tap  # the counts of st.ok (test-scan.py imports it)
+    print(f"1..{scan_tap.n_tests}")
+    sys.exit(1 if scan_tap.n_failed else 0)
