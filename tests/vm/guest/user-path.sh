@@ -114,6 +114,16 @@ unit_succeeded() {
 		unit_evidence
 	fi
 }
+# last_unit_scan_id: HWLAT_SCAN_ID of the last summary hwlat-scan.service
+# journaled this boot ("" when there is none).
+last_unit_scan_id() {
+	journalctl --sync 2>/dev/null
+	journalctl -b -o json MESSAGE_ID="$SUMMARY_ID" _SYSTEMD_UNIT=hwlat-scan.service 2>/dev/null |
+		python3 -c '
+import json, sys
+e = [json.loads(l) for l in sys.stdin if l.strip()][-1:] or [{}]
+print(e[0].get("HWLAT_SCAN_ID", ""))'
+}
 # export_scan ID FILE: this boot's journal entries of scan ID, as JSON lines.
 export_scan() {
 	journalctl --sync 2>/dev/null
@@ -685,7 +695,10 @@ if check "modprobe hwlat_detector with $modconf (enabled=1 threshold=1 width=100
 	write_conf "duration = 6s" "threshold = 1us"
 	lrc=0
 	systemctl start hwlat-scan >"$res/lockdown-start.txt" 2>&1 || lrc=$?
-	lock_id=$(unit_prop InvocationID)
+	# A oneshot unit that has finished may be garbage-collected at once,
+	# and then systemctl shows no InvocationID: the summary the unit
+	# journaled last names its scan.
+	lock_id=$(last_unit_scan_id)
 	lock_state="Result=$(unit_prop Result) ExecMainStatus=$(unit_prop ExecMainStatus)"
 	journalctl --sync 2>/dev/null
 	journalctl -b -u hwlat-scan -o cat _SYSTEMD_INVOCATION_ID="$lock_id" >"$res/lockdown-unit.log" 2>&1
