@@ -250,6 +250,22 @@ static void hwlat_smi_end(struct hwlat_width *w)
 		w->smi_known = false;
 }
 
+/* The outer gap from @prev, the last look, to @now, when the width ended. */
+static void hwlat_exit_gap(struct hwlat_width *w, u64 prev, u64 now,
+			   u64 *outer, bool nmi_in_gap)
+{
+	u64 d = now - prev;
+
+	if (d > *outer)
+		*outer = d;
+	if (d > w->threshold_ns) {
+		hwlat_gap(w, prev);
+		hwlat_smi_after_gap(w, now, d);
+	}
+	if (nmi_in_gap)
+		w->nmi_ns += d;
+}
+
 /*
  * One width on the current CPU. Interrupts are off: the caller disabled
  * them, or stop_machine() did. Everything written here is this CPU's own.
@@ -321,11 +337,15 @@ static void hwlat_width_irqsoff(struct hwlat_width *w)
 	barrier();
 	WRITE_ONCE(hc->sampling, 0);
 	barrier();
-	/* An NMI after the last look ended no gap yet: its gap ends now. */
+	/*
+	 * The time since the last look is an outer gap like the others: an
+	 * NMI or SMI that came after the last look is in it, and nmi_ns must
+	 * not hold more than the gaps it was taken from.
+	 */
 	t1 = ktime_get_mono_fast_ns();
-	if (!w->invalid && t1 > prev &&
-	    (nmi_next || READ_ONCE(hc->nmi_count) != nmi_seen))
-		w->nmi_ns += t1 - prev;
+	if (!w->invalid && t1 > prev)
+		hwlat_exit_gap(w, prev, t1, &outer,
+			       nmi_next || READ_ONCE(hc->nmi_count) != nmi_seen);
 	hwlat_smi_end(w);
 	w->ran = true;
 	w->start_ns = start;

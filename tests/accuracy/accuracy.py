@@ -1111,10 +1111,13 @@ class Suite:
 
     def ipi_tap(self, mode, run):
         """cpus=1: the module must send no IPI to CPU 0 (the old one read
-        every CPU's MSR_SMI_COUNT through IPIs after each window). The CAL
-        line of CPU 0 over the sampling (from 2 s after enabling to the end)
-        must rise no more than over as long a time with the detector
-        disabled (the guest's own IPIs)."""
+        every CPU's MSR_SMI_COUNT through IPIs after each window, so CPU 0
+        took at least one more IPI per window). The CAL line of CPU 0 over
+        the sampling (from 2 s after enabling to the end) may rise above its
+        rise over as long a time with the detector disabled (the guest's own
+        IPIs, 0-3 per 6 s measured) by fewer than half the windows sampled:
+        the old module's one per window fails that, the guest's own
+        variation (one more or fewer in a run) does not."""
         label = f"OVMF {mode} cpus=1: no IPIs on cpu 0"
         need = [("idle-before", "CAL"), ("idle-after", "CAL"), ("sampling-before", "CAL"),
                 ("sampling-after", "CAL")]
@@ -1128,11 +1131,13 @@ class Suite:
         idle_res = res["idle-after"][0] - res["idle-before"][0]
         samp_res = res["sampling-after"][0] - res["sampling-before"][0]
         windows = len(run.samples)
-        self.tap(samp <= idle, f"{label}: CAL of cpu 0 rose by {samp} while sampling "
-                 f"({IPI_SECONDS} s), {idle} over {IPI_SECONDS} s with the detector disabled "
-                 f"(RES: {samp_res} and {idle_res})")
+        ok = windows > 0 and 2 * (samp - idle) < windows
+        self.tap(ok, f"{label}: CAL of cpu 0 rose by {samp} while sampling "
+                 f"({IPI_SECONDS} s, {windows} windows; more than {idle} + {windows} / 2 "
+                 f"would be IPIs of the module), {idle} over {IPI_SECONDS} s with the detector "
+                 f"disabled (RES: {samp_res} and {idle_res})")
         return {"cal_sampling": samp, "cal_idle": idle, "res_sampling": samp_res,
-                "res_idle": idle_res, "windows": windows, "pass": samp <= idle}
+                "res_idle": idle_res, "windows": windows, "pass": ok}
 
 
 def split_runs(lines):
