@@ -14,8 +14,7 @@
  *   module is neither loaded again nor marked as loaded by the scan;
  * - progress: wanted on a terminal; "1 sample" and "2 samples";
  * - configuration: drop-ins are *.conf only, a dangling one is an error,
- *   the printed configuration, the mode "none";
- * - SMI totals: the old-module reason, one unknown window, CPUs listed.
+ *   the printed configuration, the mode "none".
  * TAP output.
  */
 #include <errno.h>
@@ -38,7 +37,6 @@
 #include "module.h"
 #include "progress.h"
 #include "scan-config.h"
-#include "smi-total.h"
 #include "unit-test.h"
 
 static char dir[] = "/tmp/hwlat-test-svc-XXXXXX";
@@ -420,49 +418,6 @@ static void test_config(void)
 	   "a dangling drop-in fails the load with -ENOENT, nothing taken (r=%d)", r);
 }
 
-static void test_smi(void)
-{
-	static smi_tally t;
-	smi_source avail = { .available = true }, old;
-	hwlat_sample s = { .seq = 1, .cpu = 3, .smi_count_known = true, .smi_count = 2 };
-	smi_total total;
-	char *text = NULL;
-	size_t size = 0;
-	FILE *f;
-
-	smi_source_parse(NULL, &old);
-	ok(!old.available && strcmp(old.reason, SMI_REASON_OLD_MODULE) == 0,
-	   "no smi file: unavailable, '%s'", old.reason);
-
-	smi_tally_add(&t, &s);
-	smi_total_compute(&t, &avail, "round-robin", &total);
-	f = open_memstream(&text, &size);
-	if (!f)
-		bail("open_memstream");
-	smi_print(f, &t, &total, NULL);
-	fclose(f);
-	ok(strcmp(text, "machine total 2 (sum); per CPU 3: 2") == 0,
-	   "2 SMIs on CPU 3: '%s'", text);
-	free(text);
-
-	memset(&t, 0, sizeof(t));
-	smi_total_compute(&t, &avail, "round-robin", &total);
-	f = open_memstream(&text, &size);
-	if (!f)
-		bail("open_memstream");
-	smi_print(f, &t, &total, "0-1");
-	fclose(f);
-	ok(strcmp(text, "machine total 0 (sum); per CPU 0: 0, 1: 0") == 0,
-	   "no window, CPUs 0-1 sampled: '%s'", text);
-	free(text);
-
-	s.smi_count_known = false;
-	smi_tally_add(&t, &s);
-	smi_total_compute(&t, &avail, "per-cpu", &total);
-	ok(!total.known && strcmp(total.reason, "1 window could not count SMIs") == 0,
-	   "one window without an SMI count: '%s'", total.reason);
-}
-
 int main(void)
 {
 	if (!mkdtemp(dir))
@@ -477,7 +432,6 @@ int main(void)
 	test_module();
 	test_progress();
 	test_config();
-	test_smi();
 	{
 		char cmd[128];
 
