@@ -13,20 +13,30 @@ untested (tests/mutation), on the fake detector of test-scan.py:
 - a journal that refuses a sample (the export file is /dev/full) names the
   sample, and the scan fails (exit 5);
 - a detector that cannot be disabled at the end (its `enable` became
-  /dev/full) is said, and the scan fails (exit 5, status "failed").
+  /dev/full) is said, and the scan fails (exit 5, status "failed");
+- with the module's settings (setting files refused, as under lockdown),
+  an EOF that the last read finds behind a SIGTERM fails the scan.
 
 TAP output; exit status 1 when any check failed.
 """
 import importlib.util
 import os
+import signal
+import subprocess
 import sys
 import threading
+import time
 
 sys.dont_write_bytecode = True  # keep the source tree clean
 HERE = os.path.dirname(os.path.abspath(__file__))
 _spec = importlib.util.spec_from_file_location("scan_fake", os.path.join(HERE, "test-scan.py"))
 fake = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(fake)
+
+_spec = importlib.util.spec_from_file_location(
+    "scan_lockdown", os.path.join(HERE, "test-scan-lockdown.py"))
+lockdown = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(lockdown)
 
 ok = fake.ok
 
@@ -122,12 +132,55 @@ def test_cannot_disable(tmp):
        (error, r.stderr, sm))
 
 
+def test_locked_eof_with_signal(tmp):
+    """With the module's settings (debugfs refuses writes) the stream is
+    read once more after the scan stops: an EOF found there fails the scan
+    even when a signal stopped it."""
+    wrapper = lockdown.locked_wrapper()
+    if wrapper is None:
+        ok(True, "locked scan, EOF after a signal # SKIP no user namespace")
+        return
+    d = fake.make_fake(tmp)
+    os.chmod(tmp, 0o755)
+    for f in lockdown.SETTINGS:
+        os.chmod(os.path.join(d, f), 0)
+    env = {"HWLAT_SYS_MODULE": lockdown.fake_sys_module(tmp, **lockdown.PARAMS)}
+    export = os.path.join(tmp, "export.txt")
+    fd = os.open(os.path.join(d, "stream"), os.O_RDWR | os.O_NONBLOCK)
+    p = subprocess.Popen(wrapper + [fake.SCAN] + fake.NO_CONFIG +
+                         ["--detector-dir", d, "--journal-export", export, "--duration", "30"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=fake.scan_env(env))
+    # A window every 0.2 s until one is journaled: the scan is sampling
+    # (those buffered before it started are discarded).
+    seq, end = 200, time.monotonic() + 15
+    while not summary_and_samples(export)[1] and time.monotonic() < end:
+        os.write(fd, fake.line(seq, 1, 1700000001, 0, 40000, 0, 1, 0, 0, 0).encode())
+        seq += 1
+        time.sleep(0.2)
+    # Stopped, the scan sees the signal and the stream's EOF at once; it
+    # takes the signal first, then the last read finds the EOF.
+    os.kill(p.pid, signal.SIGSTOP)
+    os.close(fd)
+    os.kill(p.pid, signal.SIGTERM)
+    os.kill(p.pid, signal.SIGCONT)
+    out, err = p.communicate(timeout=30)
+    sm, samples = summary_and_samples(export)
+    ok(p.returncode == 5 and "stopping the scan" in err
+       and "hwlat-scan: the detector's stream ended before the scan did: was it disabled by "
+       "someone else?\n" in err and sm.get("HWLAT_STATUS") == "failed"
+       and len(samples) >= 1,
+       f"locked scan, EOF behind a SIGTERM: status failed, exit 5 (got {p.returncode})",
+       (err, sm))
+
+
 def main():
     if not os.access(fake.SCAN, os.X_OK):
         print(f"Bail out! {fake.SCAN} is not built")
         return 1
     import scan_tap  # the counts of ok (test-scan.py imports it)
-    return scan_tap.run((test_unavailable_counts, test_journal_refuses, test_cannot_disable))
+    return scan_tap.run((test_unavailable_counts, test_journal_refuses, test_cannot_disable,
+                          test_locked_eof_with_signal))
 
 
 if __name__ == "__main__":
