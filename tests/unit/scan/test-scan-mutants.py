@@ -3,6 +3,7 @@
 """Edges of hwlat-scan itself (service/hwlat-scan.c) that mutants showed
 untested (tests/mutation), on the fake detector of test-scan.py:
 
+- 64 setting options are taken, the 65th is refused (exit 2);
 - a module whose `smi` file says it cannot count SMIs makes every sample's
   SMI fields "unavailable", even where the stream line has a number;
 - a `cpus_excluded` that is not a cpulist (one character) is said and not
@@ -46,6 +47,16 @@ def summary_and_samples(export):
     sm = [e for e in entries if e.get("MESSAGE_ID") == fake.SUMMARY_ID]
     return (sm[0] if len(sm) == 1 else {},
             [e for e in entries if e.get("MESSAGE_ID") == fake.SAMPLE_ID])
+
+
+def test_too_many_options(tmp):
+    """64 setting options are taken (the last wins), the 65th is refused."""
+    for n, rc, out, err in ((64, 0, "# threshold: from command line\nthreshold = 64us\n", ""),
+                            (65, 2, "", "hwlat-scan: too many options\n")):
+        args = [a for i in range(1, n + 1) for a in ("--threshold", f"{i}us")]
+        r = fake.run_scan(args + ["--check-config"])
+        ok(r.returncode == rc and out in r.stdout and r.stderr == err,
+           f"{n} --threshold options: exit {rc} (got {r.returncode})", (r.stdout, r.stderr))
 
 
 def test_unavailable_counts(tmp):
@@ -179,7 +190,7 @@ def main():
         print(f"Bail out! {fake.SCAN} is not built")
         return 1
     import scan_tap  # the counts of ok (test-scan.py imports it)
-    return scan_tap.run((test_unavailable_counts, test_journal_refuses, test_cannot_disable,
+    return scan_tap.run((test_too_many_options, test_unavailable_counts, test_journal_refuses, test_cannot_disable,
                           test_locked_eof_with_signal))
 
 
