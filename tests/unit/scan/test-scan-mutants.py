@@ -3,6 +3,8 @@
 """Edges of hwlat-scan itself (service/hwlat-scan.c) that mutants showed
 untested (tests/mutation), on the fake detector of test-scan.py:
 
+- a scan that did not load the module runs no module tool (every scan
+  here gets a fake one);
 - 64 setting options are taken, the 65th is refused (exit 2);
 - a module whose `smi` file says it cannot count SMIs makes every sample's
   SMI fields "unavailable", even where the stream line has a number;
@@ -42,6 +44,20 @@ _spec.loader.exec_module(lockdown)
 ok = fake.ok
 
 
+def no_module_tool(tmp, **env):
+    """The environment of a scan that must not run the module tool: a fake
+    one (never the host's modprobe) whose every call lands in a log."""
+    sysmod = os.path.join(tmp, "sys-module")
+    os.makedirs(sysmod, exist_ok=True)
+    return {"HWLAT_MODPROBE": fake.FAKE_MODPROBE, "HWLAT_SYS_MODULE": sysmod,
+            "FAKE_MODPROBE_LOG": os.path.join(tmp, "modprobe.log"), **env}
+
+
+def module_tool_calls(tmp):
+    log = os.path.join(tmp, "modprobe.log")
+    return open(log).read().splitlines() if os.path.exists(log) else []
+
+
 def summary_and_samples(export):
     entries = fake.parse_export(export) if os.path.exists(export) else []
     sm = [e for e in entries if e.get("MESSAGE_ID") == fake.SUMMARY_ID]
@@ -54,7 +70,7 @@ def test_too_many_options(tmp):
     for n, rc, out, err in ((64, 0, "# threshold: from command line\nthreshold = 64us\n", ""),
                             (65, 2, "", "hwlat-scan: too many options\n")):
         args = [a for i in range(1, n + 1) for a in ("--threshold", f"{i}us")]
-        r = fake.run_scan(args + ["--check-config"])
+        r = fake.run_scan(args + ["--check-config"], env=no_module_tool(tmp))
         ok(r.returncode == rc and out in r.stdout and r.stderr == err,
            f"{n} --threshold options: exit {rc} (got {r.returncode})", (r.stdout, r.stderr))
 
@@ -72,13 +88,13 @@ def test_unavailable_counts(tmp):
     mod = fake.FakeModule(d, script)
     mod.start()
     r = fake.run_scan(["--detector-dir", d, "--journal-export", export, "--duration", "300ms",
-                       "--openmetrics-file", prom])
+                       "--openmetrics-file", prom], env=no_module_tool(tmp))
     mod.join(5)
     sm, samples = summary_and_samples(export)
     ok(r.returncode == 0 and [s.get("HWLAT_SMI_COUNT") for s in samples] == ["unavailable"]
-       and sm.get("HWLAT_SMI_TOTAL") == "unavailable",
-       f"SMIs unavailable: the stream's count 3 is journaled as 'unavailable' (exit {r.returncode})",
-       (r.stderr, samples, sm))
+       and sm.get("HWLAT_SMI_TOTAL") == "unavailable" and module_tool_calls(tmp) == [],
+       f"SMIs unavailable: the stream's count 3 is journaled as 'unavailable', no module "
+       f"tool run (exit {r.returncode})", (r.stderr, samples, sm, module_tool_calls(tmp)))
     ok("hwlat-scan: " + d + "/cpus_excluded: expected a cpulist, read 'x'; not recorded"
        in r.stderr and sm and "HWLAT_CPUS_EXCLUDED" not in sm,
        "cpus_excluded 'x' is said and not recorded", (r.stderr, sm))
@@ -100,7 +116,7 @@ def test_journal_refuses(tmp):
     mod = fake.FakeModule(d, script)
     mod.start()
     r = fake.run_scan(["--detector-dir", d, "--journal-export", "/dev/full",
-                       "--duration", "300ms"])
+                       "--duration", "300ms"], env=no_module_tool(tmp))
     mod.join(5)
     ok(r.returncode == 5 and "hwlat-scan: cannot write sample 1 to the journal: "
        "No space left on device\n" in r.stderr,
@@ -132,7 +148,8 @@ def test_cannot_disable(tmp):
 
     t = threading.Thread(target=module, daemon=True)
     t.start()
-    r = fake.run_scan(["--detector-dir", d, "--journal-export", export, "--duration", "300ms"])
+    r = fake.run_scan(["--detector-dir", d, "--journal-export", export, "--duration", "300ms"],
+                      env=no_module_tool(tmp))
     done.set()
     t.join(5)
     sm, samples = summary_and_samples(export)
@@ -155,7 +172,7 @@ def test_locked_eof_with_signal(tmp):
     os.chmod(tmp, 0o755)
     for f in lockdown.SETTINGS:
         os.chmod(os.path.join(d, f), 0)
-    env = {"HWLAT_SYS_MODULE": lockdown.fake_sys_module(tmp, **lockdown.PARAMS)}
+    env = no_module_tool(tmp, HWLAT_SYS_MODULE=lockdown.fake_sys_module(tmp, **lockdown.PARAMS))
     export = os.path.join(tmp, "export.txt")
     fd = os.open(os.path.join(d, "stream"), os.O_RDWR | os.O_NONBLOCK)
     p = subprocess.Popen(wrapper + [fake.SCAN] + fake.NO_CONFIG +
