@@ -128,6 +128,19 @@ static void unknown(struct stats *st)
 	       "FAIL: smi-rate unknown (scan x has no summary: its duration is not known), "
 	       "cannot tell whether > 10/h");
 	expect("max > 1s", &f, false, "pass: max = 20 us, not > 1 s");
+	/* Unknown SMIs make the rate unknown, however long the scan. */
+	expect("smi-rate > 10", &f, true,
+	       "FAIL: smi-rate unknown (SMI counts are unavailable), cannot tell whether > 10/h");
+	/* No duration and no reason given: the generic one, never "(null)". */
+	g.duration_why = NULL;
+	expect("smi-rate > 10", &g, true,
+	       "FAIL: smi-rate unknown (no scan duration to divide by), cannot tell whether > 10/h");
+	/* A known but zero duration: a reason left over does not apply. */
+	g.duration_known = true;
+	g.duration_ns = 0;
+	g.duration_why = "stale reason";
+	expect("smi-rate > 10", &g, true,
+	       "FAIL: smi-rate unknown (no scan duration to divide by), cannot tell whether > 10/h");
 }
 
 /* A scan that reported no window: no latency to show, judged as 0. */
@@ -180,6 +193,8 @@ static void parsing(void)
 				  "dropped or samples)");
 	refuse("> 5", "condition '> 5' names no fact (expected max, pN (p50, p99.9 ...), smi, "
 		      "smi-rate, nmi, unexplained, dropped or samples)");
+	refuse("x", "condition 'x' has no operator (expected FACT OP VALUE with OP one of > >= < <= "
+		    "==, e.g. 'p99 > 20us')");
 	refuse("smi >", "condition 'smi >' has no value after '>'");
 	refuse("smi > -1", "condition 'smi > -1': invalid count '-1' for smi (expected a whole number)");
 	refuse("smi > 1.5", "condition 'smi > 1.5': invalid count '1.5' for smi (expected a whole "

@@ -1,0 +1,215 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Edges of hwlat-scan itself (service/hwlat-scan.c) that mutants showed
+untested (tests/mutation), on the fake detector of test-scan.py:
+
+- a scan that did not load the module runs no module tool (every scan
+  here gets a fake one);
+- 64 setting options are taken, the 65th is refused (exit 2);
+- a module whose `smi` file says it cannot count SMIs makes every sample's
+  SMI fields "unavailable", even where the stream line has a number;
+- a `cpus_excluded` that is not a cpulist (one character) is said and not
+  recorded;
+- the OpenMetrics quantile of one window is that window's latency (the
+  middle of its histogram bucket is below it and is clamped to the
+  minimum);
+- a journal that refuses a sample (the export file is /dev/full) names the
+  sample, and the scan fails (exit 5);
+- a detector that cannot be disabled at the end (its `enable` became
+  /dev/full) is said, and the scan fails (exit 5, status "failed");
+- with the module's settings (setting files refused, as under lockdown),
+  an EOF that the last read finds behind a SIGTERM fails the scan.
+
+TAP output; exit status 1 when any check failed.
+"""
+import importlib.util
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+sys.dont_write_bytecode = True  # keep the source tree clean
+HERE = os.path.dirname(os.path.abspath(__file__))
+_spec = importlib.util.spec_from_file_location("scan_fake", os.path.join(HERE, "test-scan.py"))
+fake = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(fake)
+
+_spec = importlib.util.spec_from_file_location(
+    "scan_lockdown", os.path.join(HERE, "test-scan-lockdown.py"))
+lockdown = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(lockdown)
+
+ok = fake.ok
+
+
+def no_module_tool(tmp, **env):
+    """The environment of a scan that must not run the module tool: a fake
+    one (never the host's modprobe) whose every call lands in a log."""
+    sysmod = os.path.join(tmp, "sys-module")
+    os.makedirs(sysmod, exist_ok=True)
+    return {"HWLAT_MODPROBE": fake.FAKE_MODPROBE, "HWLAT_SYS_MODULE": sysmod,
+            "FAKE_MODPROBE_LOG": os.path.join(tmp, "modprobe.log"), **env}
+
+
+def module_tool_calls(tmp):
+    log = os.path.join(tmp, "modprobe.log")
+    return open(log).read().splitlines() if os.path.exists(log) else []
+
+
+def summary_and_samples(export):
+    entries = fake.parse_export(export) if os.path.exists(export) else []
+    sm = [e for e in entries if e.get("MESSAGE_ID") == fake.SUMMARY_ID]
+    return (sm[0] if len(sm) == 1 else {},
+            [e for e in entries if e.get("MESSAGE_ID") == fake.SAMPLE_ID])
+
+
+def test_too_many_options(tmp):
+    """64 setting options are taken (the last wins), the 65th is refused."""
+    for n, rc, out, err in ((64, 0, "# threshold: from command line\nthreshold = 64us\n", ""),
+                            (65, 2, "", "hwlat-scan: too many options\n")):
+        args = [a for i in range(1, n + 1) for a in ("--threshold", f"{i}us")]
+        r = fake.run_scan(args + ["--check-config"], env=no_module_tool(tmp))
+        ok(r.returncode == rc and out in r.stdout and r.stderr == err,
+           f"{n} --threshold options: exit {rc} (got {r.returncode})", (r.stdout, r.stderr))
+
+
+def test_unavailable_counts(tmp):
+    d = fake.make_fake(tmp, smi="unavailable: not an Intel CPU\n", cpus_excluded="x\n")
+    export = os.path.join(tmp, "export.txt")
+    prom = os.path.join(tmp, "hwlat.prom")
+
+    def script(w):
+        # An SMI count of 3 from a module that says it cannot count.
+        w.write(fake.line(1, 0, 1700000000, 0, 31100, 1000, 1, 0, 0, 3))
+        w.flush()
+
+    mod = fake.FakeModule(d, script)
+    mod.start()
+    r = fake.run_scan(["--detector-dir", d, "--journal-export", export, "--duration", "300ms",
+                       "--openmetrics-file", prom], env=no_module_tool(tmp))
+    mod.join(5)
+    sm, samples = summary_and_samples(export)
+    ok(r.returncode == 0 and [s.get("HWLAT_SMI_COUNT") for s in samples] == ["unavailable"]
+       and sm.get("HWLAT_SMI_TOTAL") == "unavailable" and module_tool_calls(tmp) == [],
+       f"SMIs unavailable: the stream's count 3 is journaled as 'unavailable', no module "
+       f"tool run (exit {r.returncode})", (r.stderr, samples, sm, module_tool_calls(tmp)))
+    ok("hwlat-scan: " + d + "/cpus_excluded: expected a cpulist, read 'x'; not recorded"
+       in r.stderr and sm and "HWLAT_CPUS_EXCLUDED" not in sm,
+       "cpus_excluded 'x' is said and not recorded", (r.stderr, sm))
+    text = open(prom).read() if os.path.exists(prom) else ""
+    # 31100 ns lies in the bucket [30976, 31104): its middle 31039 is
+    # below the only window, so every quantile is the window itself.
+    ok('hwlat_latency_seconds{quantile="0.5"} 0.0000311\n' in text
+       and 'hwlat_latency_seconds{quantile="0.999"} 0.0000311\n' in text,
+       "one window of 31.1 us: the quantiles are 31.1 us", text)
+
+
+def test_journal_refuses(tmp):
+    d = fake.make_fake(tmp)
+
+    def script(w):
+        w.write(fake.line(1, 0, 1700000000, 0, 30000, 0, 1, 0, 0, 0))
+        w.flush()
+
+    mod = fake.FakeModule(d, script)
+    mod.start()
+    r = fake.run_scan(["--detector-dir", d, "--journal-export", "/dev/full",
+                       "--duration", "300ms"], env=no_module_tool(tmp))
+    mod.join(5)
+    ok(r.returncode == 5 and "hwlat-scan: cannot write sample 1 to the journal: "
+       "No space left on device\n" in r.stderr,
+       f"a journal that refuses sample 1: said, exit 5 (got {r.returncode})", r.stderr)
+
+
+def test_cannot_disable(tmp):
+    d = fake.make_fake(tmp)
+    export = os.path.join(tmp, "export.txt")
+    enable = os.path.join(d, "enable")
+    done = threading.Event()
+    error = []
+
+    def module():
+        # Plays the module until the scan ends; once sampling, enable=0
+        # can no longer be written (ENOSPC). Never reads /dev/full.
+        try:
+            with open(os.path.join(d, "stream"), "w") as w:
+                if not fake.wait_for(fake.enabled(d, "1"), 20):
+                    error.append("enable never became 1")
+                    return
+                os.remove(enable)
+                os.symlink("/dev/full", enable)
+                w.write(fake.line(1, 0, 1700000000, 0, 30000, 0, 1, 0, 0, 0))
+                w.flush()
+                done.wait(30)
+        except Exception as e:  # reported below
+            error.append(repr(e))
+
+    t = threading.Thread(target=module, daemon=True)
+    t.start()
+    r = fake.run_scan(["--detector-dir", d, "--journal-export", export, "--duration", "300ms"],
+                      env=no_module_tool(tmp))
+    done.set()
+    t.join(5)
+    sm, samples = summary_and_samples(export)
+    ok(not error and r.returncode == 5
+       and "hwlat-scan: cannot disable the detector: No space left on device\n" in r.stderr
+       and sm.get("HWLAT_STATUS") == "failed" and len(samples) == 1,
+       f"a detector that cannot be disabled: said, status failed, exit 5 (got {r.returncode})",
+       (error, r.stderr, sm))
+
+
+def test_locked_eof_with_signal(tmp):
+    """With the module's settings (debugfs refuses writes) the stream is
+    read once more after the scan stops: an EOF found there fails the scan
+    even when a signal stopped it."""
+    wrapper = lockdown.locked_wrapper()
+    if wrapper is None:
+        ok(True, "locked scan, EOF after a signal # SKIP no user namespace")
+        return
+    d = fake.make_fake(tmp)
+    os.chmod(tmp, 0o755)
+    for f in lockdown.SETTINGS:
+        os.chmod(os.path.join(d, f), 0)
+    env = no_module_tool(tmp, HWLAT_SYS_MODULE=lockdown.fake_sys_module(tmp, **lockdown.PARAMS))
+    export = os.path.join(tmp, "export.txt")
+    fd = os.open(os.path.join(d, "stream"), os.O_RDWR | os.O_NONBLOCK)
+    p = subprocess.Popen(wrapper + [fake.SCAN] + fake.NO_CONFIG +
+                         ["--detector-dir", d, "--journal-export", export, "--duration", "30"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=fake.scan_env(env))
+    # A window every 0.2 s until one is journaled: the scan is sampling
+    # (those buffered before it started are discarded).
+    seq, end = 200, time.monotonic() + 15
+    while not summary_and_samples(export)[1] and time.monotonic() < end:
+        os.write(fd, fake.line(seq, 1, 1700000001, 0, 40000, 0, 1, 0, 0, 0).encode())
+        seq += 1
+        time.sleep(0.2)
+    # Stopped, the scan sees the signal and the stream's EOF at once; it
+    # takes the signal first, then the last read finds the EOF.
+    os.kill(p.pid, signal.SIGSTOP)
+    os.close(fd)
+    os.kill(p.pid, signal.SIGTERM)
+    os.kill(p.pid, signal.SIGCONT)
+    out, err = p.communicate(timeout=30)
+    sm, samples = summary_and_samples(export)
+    ok(p.returncode == 5 and "stopping the scan" in err
+       and "hwlat-scan: the detector's stream ended before the scan did: was it disabled by "
+       "someone else?\n" in err and sm.get("HWLAT_STATUS") == "failed"
+       and len(samples) >= 1,
+       f"locked scan, EOF behind a SIGTERM: status failed, exit 5 (got {p.returncode})",
+       (err, sm))
+
+
+def main():
+    if not os.access(fake.SCAN, os.X_OK):
+        print(f"Bail out! {fake.SCAN} is not built")
+        return 1
+    import scan_tap  # the counts of ok (test-scan.py imports it)
+    return scan_tap.run((test_too_many_options, test_unavailable_counts, test_journal_refuses, test_cannot_disable,
+                          test_locked_eof_with_signal))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,443 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Edges of hwlat-scan's units that mutants showed untested
+ * (tests/mutation), each pinned by the value a user or a caller sees:
+ * - detector: a closed detector closes nothing when closed again; a cpus
+ *   write that fails makes detector_change fail;
+ * - identity: a microcode revision that fits the buffer exactly is kept;
+ * - journal entries: the 65th field and a field that does not fit with
+ *   its NUL are refused; a value with a newline is exported in the
+ *   binary-safe form; an unreachable journal reports socket()'s errno;
+ * - locked settings: "0,1" and "0-1" are the same CPUs, an unchanged
+ *   threshold is not "not in force", the lockdown note in the refusal;
+ * - module: loaded means /sys/module/hwlat_detector exists; a loaded
+ *   module is neither loaded again nor marked as loaded by the scan;
+ * - progress: wanted on a terminal; "1 sample" and "2 samples";
+ * - configuration: drop-ins are *.conf only, a dangling one is an error,
+ *   the printed configuration, the mode "none".
+ * TAP output.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "detector.h"
+#include "identity.h"
+#include "journal-entry.h"
+#include "locked-settings.h"
+#include "module.h"
+#include "progress.h"
+#include "scan-config.h"
+#include "unit-test.h"
+
+static char dir[] = "/tmp/hwlat-test-svc-XXXXXX";
+
+static void bail(const char *what)
+{
+	printf("Bail out! %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+/* Writes text to dir/name, making the directories on the way. */
+static void put(const char *name, const char *text)
+{
+	char path[1024];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	for (char *p = path + strlen(dir) + 1; (p = strchr(p, '/')); p++) {
+		*p = '\0';
+		if (mkdir(path, 0755) < 0 && errno != EEXIST)
+			bail(path);
+		*p = '/';
+	}
+	if (write_file_len(path, text, strlen(text)) < 0)
+		bail(path);
+}
+
+static const char *at(const char *name)
+{
+	static char path[1024];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return path;
+}
+
+/* Runs f() with stderr going to a file; returns what it wrote (static). */
+static const char *stderr_of(void (*f)(void *), void *arg)
+{
+	static char text[8192];
+	int saved = dup(STDERR_FILENO), fd;
+	ssize_t n;
+
+	fflush(stderr);
+	fd = open(at("stderr"), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || saved < 0)
+		bail("stderr file");
+	dup2(fd, STDERR_FILENO);
+	f(arg);
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	n = pread(fd, text, sizeof(text) - 1, 0);
+	text[n > 0 ? n : 0] = '\0';
+	close(fd);
+	return text;
+}
+
+static void test_detector(void)
+{
+	detector d = { .dir_fd = -1 };
+	detector_settings cur, want;
+	char link_path[1024];
+	int r;
+
+	put("det/threshold", "10\n");
+	put("det/width", "100000\n");
+	put("det/window", "200000\n");
+	/* Reading /dev/full gives NULs (cpus ""), writing it ENOSPC. */
+	snprintf(link_path, sizeof(link_path), "%s", at("det/cpus"));
+	if (symlink("/dev/full", link_path) < 0)
+		bail("symlink");
+	if (detector_open(&d, at("det")) < 0 || detector_read_settings(&d, &cur) < 0) {
+		ok(false, "fake detector with cpus -> /dev/full opens and reads");
+		return;
+	}
+	want = cur;
+	snprintf(want.cpus, sizeof(want.cpus), "0");
+	r = detector_change(&d, &cur, &want);
+	ok(r == -ENOSPC, "a cpus write that fails fails detector_change: r=%d (want %d)", r,
+	   -ENOSPC);
+
+	/* fd 0 must survive a second close of a closed detector. */
+	if (fcntl(STDIN_FILENO, F_GETFD) < 0) {
+		int fd = open("/dev/null", O_RDONLY);
+
+		if (fd != STDIN_FILENO)
+			bail("fd 0");
+	}
+	detector_close(&d);
+	detector_close(&d);
+	ok(d.dir_fd == -1 && fcntl(STDIN_FILENO, F_GETFD) >= 0,
+	   "closing a closed detector again closes nothing (dir_fd %d, fd 0 open)", d.dir_fd);
+}
+
+static void test_microcode_fit(void)
+{
+	char buf[6];
+
+	/* "0xb4" and the room for a ',' before a next value: 6 bytes. */
+	cpuinfo_microcode("microcode\t: 0xb4\n", buf, sizeof(buf));
+	ok(strcmp(buf, "0xb4") == 0, "microcode 0xb4 into 6 bytes: '%s' (want '0xb4')", buf);
+}
+
+static void test_entry_limits(void)
+{
+	static journal_entry e;
+	static char big[ENTRY_POOL_SIZE];
+	int r = 0;
+
+	journal_entry_init(&e);
+	for (int i = 0; i < ENTRY_MAX_FIELDS && r >= 0; i++)
+		r = journal_entry_add(&e, "F%d=x", i);
+	ok(r == 0 && e.n == ENTRY_MAX_FIELDS, "%d fields fit", ENTRY_MAX_FIELDS);
+	r = journal_entry_add(&e, "ONE_MORE=x");
+	ok(r == -E2BIG && e.n == ENTRY_MAX_FIELDS, "field %d is refused: r=%d (want %d)",
+	   ENTRY_MAX_FIELDS + 1, r, -E2BIG);
+
+	/* Each field takes its length and a NUL: after 16374 + 1 and 2 + 1
+	 * bytes, 6 are left, enough for a 5-byte field, not a 6-byte one. */
+	journal_entry_init(&e);
+	memset(big, 'x', ENTRY_POOL_SIZE - 10);
+	big[ENTRY_POOL_SIZE - 10] = '\0';
+	r = journal_entry_add(&e, "%s", big);
+	if (r >= 0)
+		r = journal_entry_add(&e, "ab");
+	ok(r == 0 && e.used == ENTRY_POOL_SIZE - 6, "two fields use %d bytes of the pool (used %zu)",
+	   ENTRY_POOL_SIZE - 6, e.used);
+	r = journal_entry_add(&e, "C=1234");
+	ok(r == -E2BIG && e.n == 2, "a 6-byte field with its NUL does not fit in 6: r=%d", r);
+	r = journal_entry_add(&e, "C=123");
+	ok(r == 0 && e.n == 3 && e.used == ENTRY_POOL_SIZE,
+	   "a 5-byte field fills the pool exactly: r=%d", r);
+}
+
+static void test_export_newline(void)
+{
+	static journal_entry e;
+	static const char want[] = "MESSAGE\n\x09\0\0\0\0\0\0\0two\nlines\nX=1\n\n";
+	char *text = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&text, &size);
+	int r;
+
+	if (!f)
+		bail("open_memstream");
+	journal_entry_init(&e);
+	journal_entry_add(&e, "MESSAGE=two\nlines");
+	journal_entry_add(&e, "X=1");
+	r = journal_entry_send(&e, f);
+	fclose(f);
+	ok(r == 0 && size >= sizeof(want) - 1 &&
+	   memcmp(text + size - (sizeof(want) - 1), want, sizeof(want) - 1) == 0,
+	   "a value with a newline is exported as NAME, newline, 64-bit length, value, newline (r=%d)", r);
+	free(text);
+}
+
+static void test_journal_socket_errno(void)
+{
+	struct rlimit old, low;
+	int fd = dup(STDIN_FILENO), r;
+
+	if (fd < 0 || getrlimit(RLIMIT_NOFILE, &old) < 0)
+		bail("dup/getrlimit");
+	close(fd);
+	/* The lowest free descriptor is at the limit: socket() gets EMFILE. */
+	low = old;
+	low.rlim_cur = (rlim_t)fd;
+	if (setrlimit(RLIMIT_NOFILE, &low) < 0)
+		bail("setrlimit");
+	r = journal_check_socket();
+	setrlimit(RLIMIT_NOFILE, &old);
+	ok(r == -EMFILE, "no descriptor left: journal_check_socket() = %d (want %d, socket()'s)",
+	   r, -EMFILE);
+}
+
+static void test_locked_compare(void)
+{
+	static locked_settings l;
+	static scan_config cfg;
+	detector_settings want;
+	int r;
+
+	l.params.enabled = true;
+	l.params.settings = (detector_settings){
+		.threshold_us = 10, .width_us = 500, .window_us = 1000,
+		.has_mode = true, .mode = "round-robin", .has_cpus = true, .cpus = "0-1",
+	};
+	config_init(&cfg);
+	cfg.set[CONFIG_THRESHOLD] = cfg.set[CONFIG_CPUS] = true;
+	snprintf(cfg.origin[CONFIG_THRESHOLD], sizeof(cfg.origin[0]), "command line");
+	snprintf(cfg.origin[CONFIG_CPUS], sizeof(cfg.origin[0]), "command line");
+	want = l.params.settings;
+	snprintf(want.cpus, sizeof(want.cpus), "0,1");
+	r = locked_settings_compare(&l, &cfg, &want);
+	ok(r == 0 && strcmp(l.not_applied, "") == 0,
+	   "threshold 10 us and CPUs 0,1 requested, 10 us and 0-1 in force: all applied ('%s')",
+	   l.not_applied);
+	want.threshold_us = 20;
+	snprintf(want.cpus, sizeof(want.cpus), "0,2");
+	r = locked_settings_compare(&l, &cfg, &want);
+	ok(r == 0 && strcmp(l.not_applied, "threshold 20 us requested (command line), 10 us in "
+			    "force; cpus 0,2 requested (command line), 0-1 in force") == 0,
+	   "threshold 20 us and CPUs 0,2 requested: both named ('%s')", l.not_applied);
+}
+
+struct refusal {
+	const char *lockdown;
+};
+
+static void refuse(void *arg)
+{
+	const struct refusal *x = arg;
+	static locked_settings l;
+	detector d = { .dir_fd = -1 };
+	pid_t pid = fork();
+	int status;
+
+	if (pid < 0)
+		bail("fork");
+	if (pid == 0) {
+		/* A private lockdown file, in a mount namespace of our own. */
+		if (unshare(CLONE_NEWNS) < 0 ||
+		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+		    mount("tmpfs", "/sys/kernel/security", "tmpfs", 0, "size=64k") < 0)
+			_exit(77);
+		if (write_file_len("/sys/kernel/security/lockdown", x->lockdown,
+				   strlen(x->lockdown)) < 0)
+			_exit(78);
+		snprintf(d.path, sizeof(d.path), "/fake/hwlat_detector");
+		setenv("HWLAT_SYS_MODULE", at("no-sys-module"), 1);
+		locked_settings_read(&d, "enable", -EACCES, &l);
+		fflush(stderr);
+		_exit(0);
+	}
+	waitpid(pid, &status, 0);
+	fprintf(stderr, "exit %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+}
+
+static void test_lockdown_note(void)
+{
+	static const struct {
+		const char *lockdown, *note;
+	} cases[] = {
+		{ "none [integrity] confidentiality\n", ": the kernel is locked down (integrity)" },
+		{ "[none] integrity confidentiality\n", "" },
+		{ "none integrity\n", "" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct refusal x = { cases[i].lockdown };
+		const char *err = stderr_of(refuse, &x);
+		char want[512];
+
+		if (strstr(err, "exit 77\n")) {
+			ok(true, "# SKIP no mount namespace for a lockdown file");
+			return;
+		}
+		snprintf(want, sizeof(want),
+			 "hwlat-scan: cannot open /fake/hwlat_detector/enable for writing "
+			 "(Permission denied)%s; hwlat-scan cannot change the detector's settings\n",
+			 cases[i].note);
+		ok(strncmp(err, want, strlen(want)) == 0 && strstr(err, "exit 0\n"),
+		   "lockdown '%.*s': the refusal says '%s'", (int)strlen(cases[i].lockdown) - 1,
+		   cases[i].lockdown, cases[i].note);
+		if (strncmp(err, want, strlen(want)) != 0)
+			printf("#   got: %s", err);
+	}
+}
+
+static void test_module(void)
+{
+	bool loaded = true;
+	int r;
+
+	setenv("HWLAT_SYS_MODULE", at("sys-module"), 1);
+	setenv("HWLAT_MODPROBE", at("no-such-modprobe"), 1);
+	ok(!module_is_loaded(), "no %s/hwlat_detector: not loaded", at("sys-module"));
+	put("sys-module/hwlat_detector/parameters/enabled", "Y\n");
+	ok(module_is_loaded(), "%s/hwlat_detector exists: loaded", at("sys-module"));
+	/* Loaded already: modprobe (missing here) is not run, nothing to unload. */
+	r = module_load(&loaded);
+	ok(r == 0 && !loaded, "module_load of a loaded module: 0 and not loaded by us (r=%d)", r);
+	unsetenv("HWLAT_SYS_MODULE");
+	unsetenv("HWLAT_MODPROBE");
+}
+
+static void show_progress(void *arg)
+{
+	progress *p = arg;
+
+	progress_update(p, 1500 * NSEC_PER_MSEC, 1, 25000);
+	progress_update(p, 2500 * NSEC_PER_MSEC, 2, 31000);
+	progress_stop(p);
+}
+
+static void test_progress(void)
+{
+	progress p;
+	int master, slave, saved;
+	const char *err;
+	bool on_tty;
+
+	progress_start(&p, true, 0, 10 * NSEC_PER_SEC);
+	err = stderr_of(show_progress, &p);
+	ok(strcmp(err, "\rhwlat-scan: 1s elapsed, 9s left, 1 sample, max 25.0 us\033[K"
+		       "\rhwlat-scan: 2s elapsed, 8s left, 2 samples, max 31.0 us\033[K\r\033[K") == 0,
+	   "progress lines: '1 sample', then '2 samples', then cleared");
+
+	unsetenv("INVOCATION_ID");
+	master = posix_openpt(O_RDWR | O_NOCTTY);
+	if (master < 0 || grantpt(master) < 0 || unlockpt(master) < 0 ||
+	    (slave = open(ptsname(master), O_RDWR | O_NOCTTY)) < 0) {
+		ok(true, "# SKIP no pseudo-terminal");
+		return;
+	}
+	saved = dup(STDERR_FILENO);
+	dup2(slave, STDERR_FILENO);
+	on_tty = progress_wanted(false, false);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	close(slave);
+	close(master);
+	ok(on_tty, "stderr a terminal, not quiet, not a unit: progress wanted");
+}
+
+static void test_config(void)
+{
+	static scan_config c;
+	char *text = NULL, gone[1024];
+	size_t size = 0;
+	FILE *f;
+	int r;
+
+	config_init(&c);
+	r = config_set(&c, "duration", "90s", "t.conf:1");
+	if (r >= 0)
+		r = config_set(&c, "mode", "none", "t.conf:2");
+	if (r >= 0)
+		r = config_set(&c, "cpus", "0,1", "t.conf:3");
+	if (r >= 0)
+		r = config_set(&c, "fail_if", "max > 1ms, smi > 0", "t.conf:4");
+	ok(r == 0 && c.duration_ns == 90 * NSEC_PER_SEC && strcmp(c.mode, "none") == 0,
+	   "duration 90s, mode none, cpus and two fail_if conditions are taken (r=%d)", r);
+	f = open_memstream(&text, &size);
+	if (!f)
+		bail("open_memstream");
+	config_print(&c, f);
+	fclose(f);
+	ok(strcmp(text, "# duration: from t.conf:1\nduration = 90s\n"
+			"# threshold: not set, the detector's current threshold is kept\n"
+			"# width: not set, the detector's current width is kept\n"
+			"# window: not set, the detector's current window is kept\n"
+			"# mode: from t.conf:2\nmode = none\n"
+			"# cpus: from t.conf:3\ncpus = 0-1\n"
+			"# hardlimit: not set, no hard limit\n"
+			"# fail_if: from t.conf:4\nfail_if = max > 1ms, smi > 0\n"
+			"# openmetrics_file: not set, no metrics file is written\n") == 0,
+	   "the printed configuration");
+	free(text);
+
+	/* Drop-ins: only NAME.conf, not hidden, not other names. */
+	put("conf1/scan.conf", "threshold = 10us\n");
+	put("conf1/scan.conf.d/10-a.conf", "threshold = 20us\n");
+	put("conf1/scan.conf.d/notes.txt", "not a setting\n");
+	put("conf1/scan.conf.d/.hidden.conf", "not a setting\n");
+	put("conf1/scan.conf.d/.conf", "not a setting\n");
+	config_init(&c);
+	r = config_load(&c, at("conf1/scan.conf"), true);
+	ok(r == 0 && c.threshold_ns == 20 * NSEC_PER_USEC,
+	   "drop-in 10-a.conf read, notes.txt, .hidden.conf and .conf not (r=%d)", r);
+	/* A drop-in listed but gone (dangling link) is an error. */
+	put("conf2/scan.conf", "threshold = 10us\n");
+	put("conf2/scan.conf.d/10-a.conf", "width = 20us\n");
+	snprintf(gone, sizeof(gone), "%s", at("conf2/scan.conf.d/20-gone.conf"));
+	if (symlink(at("nowhere"), gone) < 0)
+		bail("symlink");
+	config_init(&c);
+	r = config_load(&c, at("conf2/scan.conf"), true);
+	ok(r == -ENOENT && !c.set[CONFIG_THRESHOLD],
+	   "a dangling drop-in fails the load with -ENOENT, nothing taken (r=%d)", r);
+}
+
+int main(void)
+{
+	if (!mkdtemp(dir))
+		bail("mkdtemp");
+	test_detector();
+	test_microcode_fit();
+	test_entry_limits();
+	test_export_newline();
+	test_journal_socket_errno();
+	test_locked_compare();
+	test_lockdown_note();
+	test_module();
+	test_progress();
+	test_config();
+	{
+		char cmd[128];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+		if (system(cmd) != 0)
+			printf("# cannot remove %s\n", dir);
+	}
+	return tap_finish();
+}
