@@ -807,11 +807,21 @@ static int write_metrics(const char *path, const scan *s, const scan_summary *su
 	return 0;
 }
 
-static int action_load_module(const options *o)
+/*
+ * --load-module (the unit's ExecStartPre) follows the configured backend:
+ * with tracer nothing is loaded; with auto a module that cannot be loaded
+ * is no failure, the scan then uses the tracer.
+ */
+static int action_load_module(const options *o, scan_backend backend)
 {
 	char mnt[4096];
 	bool loaded;
 	int r;
+
+	if (backend == BACKEND_TRACER) {
+		log_msg("backend tracer: not loading the %s module", MODULE_NAME);
+		return 0;
+	}
 
 	/* With a (fake) detector directory, debugfs is not needed. */
 	if (!o->detector_dir && debugfs_find(mnt, sizeof(mnt)) == -ENOENT) {
@@ -823,6 +833,11 @@ static int action_load_module(const options *o)
 			return EXIT_NO_DETECTOR;
 	}
 	r = module_load(&loaded);
+	if (r < 0 && backend == BACKEND_AUTO) {
+		log_msg("backend auto: the %s module cannot be loaded (said above); the scan will "
+			"use the kernel's hwlat tracer", MODULE_NAME);
+		return 0;
+	}
 	if (r < 0)
 		return EXIT_NO_DETECTOR;
 	if (!loaded)
@@ -1632,6 +1647,16 @@ static int run_scan(const options *o, const scan_config *cfg, int sig_fd)
 	return ret;
 }
 
+/* The backend of the configuration; module when it does not load (the scan says why). */
+static scan_backend configured_backend(const options *o)
+{
+	_cleanup_free_ scan_config *cfg = malloc(sizeof(*cfg));
+
+	if (!cfg || load_config(o, cfg) < 0)
+		return BACKEND_MODULE;
+	return cfg->backend;
+}
+
 static int check_config(const scan_config *cfg)
 {
 	config_print(cfg, stdout);
@@ -1673,7 +1698,7 @@ int main(int argc, char *argv[])
 	case ACTION_LOAD_MODULE:
 		if (need_root() < 0)
 			return EXIT_NO_DETECTOR;
-		return action_load_module(&o);
+		return action_load_module(&o, configured_backend(&o));
 	case ACTION_UNLOAD_MODULE:
 		if (need_root() < 0)
 			return EXIT_NO_DETECTOR;

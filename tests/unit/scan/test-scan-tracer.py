@@ -422,13 +422,51 @@ def test_config(tmp):
        f"a bad backend: exit 2 naming it (got {r.returncode})", r.stderr)
 
 
+def test_load_module(tmp):
+    """The unit's ExecStartPre (--load-module) follows the configured backend."""
+    sysmod = os.path.join(tmp, "sys-module")
+    run = os.path.join(tmp, "run-hwlat")
+    log = os.path.join(tmp, "module-tool.log")
+    os.mkdir(sysmod)
+    env = {"HWLAT_MODPROBE": fake.FAKE_MODPROBE, "HWLAT_SYS_MODULE": sysmod,
+           "HWLAT_RUN_DIR": run, "FAKE_MODPROBE_LOG": log}
+    marker = os.path.join(run, "loaded-by-scan")
+
+    def calls():
+        if not os.path.exists(log):
+            return []
+        with open(log) as f:
+            c = f.read().splitlines()
+        os.unlink(log)
+        return c
+
+    r = fake.run_scan(["--detector-dir", tmp, "--backend", "tracer", "--load-module"], env=env)
+    ok(r.returncode == 0 and calls() == [] and not os.path.exists(marker) and
+       "hwlat-scan: backend tracer: not loading the hwlat_detector module\n" in r.stderr,
+       f"--load-module with backend tracer loads nothing and says so (got {r.returncode})",
+       r.stderr)
+    r = fake.run_scan(["--detector-dir", tmp, "--backend", "auto", "--load-module"],
+                      env={**env, "FAKE_MODPROBE_MISSING": "1"})
+    ok(r.returncode == 0 and calls() == ["--dry-run --quiet hwlat_detector"] and
+       not os.path.exists(marker) and
+       "hwlat-scan: backend auto: the hwlat_detector module cannot be loaded (said above); "
+       "the scan will use the kernel's hwlat tracer" in r.stderr,
+       f"--load-module with backend auto and no module: exit 0, the tracer will scan "
+       f"(got {r.returncode})", r.stderr)
+    r = fake.run_scan(["--detector-dir", tmp, "--backend", "auto", "--load-module"], env=env)
+    ok(r.returncode == 0 and calls() == ["--dry-run --quiet hwlat_detector",
+                                         "--quiet hwlat_detector"] and os.path.exists(marker),
+       f"--load-module with backend auto and a module: loads it (got {r.returncode})", r.stderr)
+
+
 def main():
     if not os.access(fake.SCAN, os.X_OK):
         print(f"Bail out! {fake.SCAN} is not built")
         return 1
     import scan_tap  # the counts of ok (test-scan.py imports it)
     return scan_tap.run((test_scan, test_threshold_default, test_sigterm_and_lock, test_refusals,
-                         test_busy_message, test_failures, test_auto, test_config))
+                         test_busy_message, test_failures, test_auto, test_config,
+                         test_load_module))
 
 
 if __name__ == "__main__":
