@@ -1501,6 +1501,13 @@ static int run_tracer_scan(const options *o, const scan_config *cfg, int sig_fd,
 	state = saved;
 	changed = true;
 	r = tracer_change(&t, &state, &want);
+	if (r == -EBUSY && strcmp(state.current, TRACER_IDLE) == 0) {
+		/* Nothing sampled yet: a refusal like a busy tracer, no summary. */
+		log_msg("the kernel refuses to change %s/current_tracer while someone reads "
+			"its trace_pipe; not starting", t.dir.path);
+		ret = EXIT_BUSY;
+		goto out;
+	}
 	/* trace_pipe only once hwlat is the tracer (and closed before it is not). */
 	if (r >= 0) {
 		pipe_fd = openat(t.dir.dir_fd, "trace_pipe", O_RDONLY | O_NONBLOCK | O_CLOEXEC);

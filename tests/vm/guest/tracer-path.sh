@@ -186,6 +186,20 @@ else
 	not_ok "another tracer to be busy with (available_tracers: $(cat "$tfs/available_tracers"))"
 fi
 
+# 3b. Someone reads trace_pipe: the kernel refuses to change the tracer.
+cat "$tfs/trace_pipe" >/dev/null 2>&1 &
+reader=$!
+sleep 0.5
+hwlat-scan --config /dev/null --backend=tracer --duration=2s >"$res/reader.out" 2>"$res/reader.err"
+rc=$?
+kill "$reader" 2>/dev/null
+wait "$reader" 2>/dev/null
+state >"$res/state-after-reader.txt"
+[ "$rc" = 3 ] && grep -q "$tfs/current_tracer while someone reads its trace_pipe" "$res/reader.err" &&
+	cmp -s "$res/state-before2.txt" "$res/state-after-reader.txt"
+check "trace_pipe open by another reader: refused with status 3 (got $rc), said, every file restored" $? \
+	"$res/reader.err" "$res/state-after-reader.txt"
+
 # 4. auto without the module.
 hwlat-scan --config /dev/null --backend=auto --duration=3s --threshold=1us \
 	>"$res/auto.out" 2>"$res/auto.err"
