@@ -171,9 +171,10 @@ entries "$id" "$SUMMARY_ID" "$res/journal-term.json"
 check "SIGTERM half-way: the summary says interrupted" $? "$res/journal-term.json" "$res/term.err"
 
 # 3. The tracer in use by someone else.
-# A harmless one (never mmiotrace: it takes all CPUs but one offline).
+# A light one: blk (traces nothing until blktrace asks), never mmiotrace (it
+# takes all CPUs but one offline); function makes a TCG guest crawl.
 other=""
-for t in function wakeup function_graph blk; do
+for t in blk wakeup function function_graph; do
 	if tr ' ' '\n' <"$tfs/available_tracers" | grep -qx "$t"; then
 		other=$t
 		break
