@@ -13,7 +13,9 @@
 #  - a tracer in use (current_tracer not nop) is refused with status 3 and
 #    a message naming it, and left alone;
 #  - backend=auto without the module says so and scans with the tracer;
-#  - hwlat-report shows the backend in the scan header and its JSON.
+#  - hwlat-report shows the backend in the scan header and its JSON;
+#  - hwlat-scan.service (sandboxed) with backend = auto and no module
+#    scans with the tracer.
 # Prints TAP; copies the evidence (journal exports, report, stderr) to
 # /mnt/results.
 set -uo pipefail
@@ -229,6 +231,31 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 sys.exit(0 if any(s.get("backend") == "tracer" for s in d["scans"]) else 1)' "$res/report.json"
 check "hwlat-report --json has backend tracer in the scan" $? "$res/report.json"
+
+# 6. The unit, sandboxed, with backend = auto in its configuration: its
+# ExecStartPre loads no module (none is installed) and the scan falls back
+# to the tracer.
+conf=$(hwlat-scan --help | sed -n 's/.*configuration file (default \(.*\)),$/\1/p')
+mkdir -p "$(dirname "$conf")"
+printf 'backend = auto\nduration = 5s\nthreshold = 1us\n' >"$conf"
+install -m 0644 hwlat-scan.service /etc/systemd/system/hwlat-scan.service
+systemctl daemon-reload
+state >"$res/state-before-unit.txt"
+systemctl start hwlat-scan.service
+rc=$?
+inv=$(systemctl show -p InvocationID --value hwlat-scan.service)
+journalctl -u hwlat-scan.service --no-pager -o cat >"$res/unit.log" 2>&1
+entries "$inv" "$SUMMARY_ID" "$res/journal-unit.json"
+entries "$inv" "$SAMPLE_ID" "$res/journal-unit-samples.json"
+state >"$res/state-after-unit.txt"
+[ "$rc" = 0 ] && [ "$(field "$res/journal-unit.json" HWLAT_BACKEND)" = tracer ] &&
+	[ "$(field "$res/journal-unit.json" HWLAT_STATUS)" = completed ] &&
+	[ "$(grep -c . "$res/journal-unit-samples.json")" -ge 1 ] &&
+	cmp -s "$res/state-before-unit.txt" "$res/state-after-unit.txt"
+check "systemctl start hwlat-scan with backend = auto: the sandboxed unit scans with the tracer (exit $rc, samples, summary completed), tracer restored" $? \
+	"$res/unit.log" "$res/journal-unit.json" "$res/state-after-unit.txt"
+sed 's/^/# unit: /' "$res/unit.log" | grep -v 'hardware latency [0-9]' | tail -n 8
+rm -f "$conf"
 
 dmesg >"$res/dmesg.txt" 2>&1
 ! grep -qE 'WARNING:|BUG:|Oops|Call Trace' "$res/dmesg.txt"
