@@ -243,8 +243,9 @@ systemctl daemon-reload
 state >"$res/state-before-unit.txt"
 systemctl start hwlat-scan.service
 rc=$?
-inv=$(systemctl show -p InvocationID --value hwlat-scan.service)
 journalctl -u hwlat-scan.service --no-pager -o cat >"$res/unit.log" 2>&1
+# (InvocationID is gone once the oneshot unit is inactive: the printed id.)
+inv=$(scan_id_of "$res/unit.log")
 entries "$inv" "$SUMMARY_ID" "$res/journal-unit.json"
 entries "$inv" "$SAMPLE_ID" "$res/journal-unit-samples.json"
 state >"$res/state-after-unit.txt"
