@@ -68,6 +68,15 @@
 #define HWLAT_SETTINGS_SOURCE_DEBUGFS "debugfs"
 #define HWLAT_SETTINGS_SOURCE_PARAMETERS "module-parameters"
 
+/*
+ * Issue 15: who sampled, in every sample and summary: our module, or the
+ * kernel's hwlat tracer (tracefs; its settings are then tracefs's).
+ */
+#define HWLAT_F_BACKEND "HWLAT_BACKEND"
+#define HWLAT_BACKEND_MODULE "module"
+#define HWLAT_BACKEND_TRACER "tracer"
+#define HWLAT_SETTINGS_SOURCE_TRACEFS "tracefs"
+
 #define HWLAT_STATUS_COMPLETED "completed"
 #define HWLAT_STATUS_INTERRUPTED "interrupted"
 #define HWLAT_STATUS_FAILED "failed"

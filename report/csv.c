@@ -48,10 +48,10 @@ int csv_row(FILE *f, const struct hwlat_sample *x, bool header)
 	fprintf(f, "%s,", x->scan_id);
 	csv_field(f, x->hostname);
 	fprintf(f, ",%s,%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-		   ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64,
+		   ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64,
 		x->machine_id, x->boot_id, x->seq, x->cpu, x->timestamp_ns,
-		x->latency_ns, x->inner_ns, x->outer_ns, x->count, x->nmi_count,
-		x->nmi_ns);
+		x->latency_ns, x->inner_ns, x->outer_ns, x->count, x->nmi_count);
+	csv_maybe(f, x->nmi_ns_known, x->nmi_ns);
 	csv_maybe(f, x->smi_count_known, x->smi_count);
 	csv_maybe(f, x->smi_ns_known, x->smi_ns);
 	fprintf(f, ",%" PRIu64 "\n", x->threshold_ns);

@@ -258,7 +258,15 @@ static void print_scan(const struct scan *s, bool corrupt)
 		print_u64("samples", "  scan wrote: %" PRIu64 " samples", s->samples);
 		print_latency("max_latency_ns", ", max %s", s->max_ns);
 		print_u64("dropped_windows", ", %" PRIu64 " dropped", s->dropped);
-		print_latency("floor_ns", ", floor %s\n", s->floor_ns);
+		if (s->floor_known)
+			print_latency("floor_ns", ", floor %s\n", s->floor_ns);
+		else
+			print_null("floor_ns", ", floor unavailable\n");
+		/* Issue 15: who sampled; older summaries do not say (the module). */
+		if (s->backend[0])
+			print_string("backend", "  backend:    %s\n", s->backend);
+		else
+			print_null("backend", NULL);
 		print_scan_platform(s);
 		print_scan_identity(s);
 	} else {
@@ -574,7 +582,7 @@ int print_report(struct report_data *d, bool *ret_exceeded)
 		dropped += scan_dropped(s);
 		if (!s->has_summary)
 			n_nosummary++;
-		if (s->has_summary && s->floor_ns > floor_ns)
+		if (s->has_summary && s->floor_known && s->floor_ns > floor_ns)
 			floor_ns = s->floor_ns;
 	}
 

@@ -66,6 +66,8 @@ struct hwlat_sample {
 	uint64_t nmi_count, nmi_ns, smi_count, smi_ns, timestamp_ns, threshold_ns;
 	/* HWLAT_SMI_COUNT/HWLAT_SMI_NS were numbers (not "unavailable" or missing). */
 	bool smi_count_known, smi_ns_known;
+	/* HWLAT_NMI_NS was a number (the kernel tracer may not know it). */
+	bool nmi_ns_known;
 };
 
 /* A window that took an SMI: only a known, non-zero count says so. */
@@ -98,6 +100,8 @@ struct scan {
 	uint64_t start_ns, duration_ns, samples, max_ns, dropped;
 	uint64_t smi_total, nmi_total, floor_ns;
 	bool smi_total_known;   /* HWLAT_SMI_TOTAL was a number */
+	bool floor_known;       /* HWLAT_FLOOR_NS was a number */
+	char backend[16];       /* HWLAT_BACKEND (issue 15); empty: not recorded */
 	char smi_method[16];    /* HWLAT_SMI_METHOD; empty: not recorded */
 	char smi_unavailable[256];
 	char hypervisor[32];    /* HWLAT_HYPERVISOR; empty: not recorded */

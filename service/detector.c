@@ -17,6 +17,9 @@
 #ifndef DEBUGFS_MAGIC
 #define DEBUGFS_MAGIC 0x64626720
 #endif
+#ifndef TRACEFS_MAGIC
+#define TRACEFS_MAGIC 0x74726163
+#endif
 
 void unescape_mount_path(char *s)
 {
@@ -122,7 +125,8 @@ int detector_open(detector *d, const char *path)
 		return r;
 	}
 	d->dir_fd = fd;
-	d->on_debugfs = sfs.f_type == DEBUGFS_MAGIC;
+	/* tracefs (the kernel tracer's files, tracer.c) is written alike. */
+	d->on_debugfs = sfs.f_type == DEBUGFS_MAGIC || sfs.f_type == TRACEFS_MAGIC;
 	strcpy(d->path, path);
 	return 0;
 }
@@ -208,8 +212,7 @@ int detector_write(detector *d, const char *name, const char *value)
 	return 0;
 }
 
-/* "none [round-robin] per-cpu": the bracketed name; a bare name as is. */
-static int parse_mode(const char *s, char *buf, size_t size)
+int detector_parse_mode(const char *s, char *buf, size_t size)
 {
 	const char *lb = strchr(s, '['), *rb;
 	size_t len;
@@ -251,7 +254,7 @@ int detector_read_settings(detector *d, detector_settings *ret)
 
 	r = detector_read(d, "mode", buf, sizeof(buf));
 	if (r >= 0) {
-		r = parse_mode(strip(buf), s.mode, sizeof(s.mode));
+		r = detector_parse_mode(strip(buf), s.mode, sizeof(s.mode));
 		if (r < 0) {
 			log_msg("%s/mode: cannot parse '%s'", d->path, buf);
 			return r;

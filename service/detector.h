@@ -74,6 +74,13 @@ int detector_write(detector *d, const char *name, const char *value);
 int detector_read_settings(detector *d, detector_settings *ret);
 
 /*
+ * A mode file's content, "none [round-robin] per-cpu" (the module's and
+ * the kernel tracer's alike): the bracketed name into buf; a bare name as
+ * is. Returns 0 or -EBADMSG.
+ */
+int detector_parse_mode(const char *s, char *buf, size_t size);
+
+/*
  * Opens the file for writing and closes it again, changing nothing.
  * Returns 0 or the open's negative errno: -EPERM for every debugfs file with
  * a write bit under kernel lockdown.

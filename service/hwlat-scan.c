@@ -36,6 +36,7 @@
 #include "stats.h"
 #include "progress.h"
 #include "stream.h"
+#include "tracer.h"
 #include "util.h"
 
 #ifndef PACKAGE_VERSION
@@ -45,8 +46,8 @@
 enum {
 	EXIT_HARDLIMIT = 1,   /* max latency above --hardlimit */
 	EXIT_USAGE = 2,       /* bad option, config key or value */
-	EXIT_BUSY = 3,        /* another scan holds the detector */
-	EXIT_NO_DETECTOR = 4, /* debugfs or module missing, load failed */
+	EXIT_BUSY = 3,        /* another scan holds the detector, the tracer is in use */
+	EXIT_NO_DETECTOR = 4, /* debugfs or module missing, load failed; no hwlat tracer */
 	EXIT_FAILED = 5,      /* the scan itself failed */
 	EXIT_FAIL_IF = 6,     /* a --fail-if condition holds */
 	EXIT_NOT_APPLIED = 7, /* scanned, but not with every requested setting */
@@ -73,6 +74,7 @@ typedef struct options {
 	const char *config_path;
 	bool config_explicit;
 	const char *detector_dir;
+	const char *tracefs_dir;
 	const char *journal_export;
 	const char *platform_root;
 	bool quiet;
@@ -111,6 +113,10 @@ typedef struct scan {
 	bool discard;
 	uint64_t discarded;
 	bool seq_known;
+	/* Issue 15: the kernel's hwlat tracer samples (trace_pipe lines). */
+	bool tracer;
+	uint64_t lost_events;	/* "[LOST n EVENTS]" lines of trace_pipe */
+	uint64_t foreign_lines; /* lines of other tracers or events */
 } scan;
 
 static void help(void)
@@ -132,6 +138,9 @@ static void help(void)
 	       "                      'smi>0' (repeatable; replaces fail_if of the config;\n"
 	       "                      FACT: max, pN, smi, smi-rate, nmi, unexplained,\n"
 	       "                      dropped, samples)\n"
+	       "  --backend=BACKEND   module (the hwlat_detector module, default), tracer\n"
+	       "                      (the kernel's hwlat tracer in tracefs) or auto (the\n"
+	       "                      module when it loads, else the tracer)\n"
 	       "  --openmetrics-file=PATH  after the scan, write its figures for Prometheus\n"
 	       "                      to PATH (atomically; e.g. in node-exporter's textfile\n"
 	       "                      directory /var/lib/prometheus/node-exporter/)\n"
@@ -148,7 +157,8 @@ static void help(void)
 	       "  -V, --version       show the version\n"
 	       "\n"
 	       "Exit status: 0 done, 1 hard limit exceeded, 2 invalid configuration,\n"
-	       "3 another scan is running, 4 detector unavailable, 5 scan failed,\n"
+	       "3 another scan is running or the kernel's tracer is in use, 4 detector\n"
+	       "(module or tracer) unavailable, 5 scan failed,\n"
 	       "6 a --fail-if condition holds, 7 scanned with the module's settings, not\n"
 	       "the requested ones (debugfs refused writes: kernel lockdown).\n"
 	       "See hwlat-scan(8).\n",
@@ -165,10 +175,12 @@ enum {
 	ARG_HARDLIMIT,
 	ARG_FAIL_IF, /* right after ARG_HARDLIMIT: keys in config_key order */
 	ARG_OPENMETRICS_FILE,
+	ARG_BACKEND, /* the last config key */
 	ARG_LOAD,
 	ARG_UNLOAD,
 	ARG_UNIT,
 	ARG_DETECTOR_DIR,
+	ARG_TRACEFS_DIR,
 	ARG_JOURNAL_EXPORT,
 	ARG_PLATFORM_ROOT,
 	ARG_CHECK_CONFIG,
@@ -186,6 +198,7 @@ static int parse_argv(int argc, char *argv[], options *o)
 		{ "hardlimit", required_argument, NULL, ARG_HARDLIMIT },
 		{ "fail-if", required_argument, NULL, ARG_FAIL_IF },
 		{ "openmetrics-file", required_argument, NULL, ARG_OPENMETRICS_FILE },
+		{ "backend", required_argument, NULL, ARG_BACKEND },
 		{ "config", required_argument, NULL, 'C' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -196,6 +209,7 @@ static int parse_argv(int argc, char *argv[], options *o)
 		{ "check-config", no_argument, NULL, ARG_CHECK_CONFIG },
 		/* For tests, documented in hwlat-scan(8), not in --help. */
 		{ "detector-dir", required_argument, NULL, ARG_DETECTOR_DIR },
+		{ "tracefs-dir", required_argument, NULL, ARG_TRACEFS_DIR },
 		{ "journal-export", required_argument, NULL, ARG_JOURNAL_EXPORT },
 		{ "platform-root", required_argument, NULL, ARG_PLATFORM_ROOT },
 		{}
@@ -207,7 +221,7 @@ static int parse_argv(int argc, char *argv[], options *o)
 
 	while ((c = getopt_long(argc, argv, "C:qhV", longopts, NULL)) >= 0) {
 		switch (c) {
-		case ARG_DURATION ... ARG_OPENMETRICS_FILE:
+		case ARG_DURATION ... ARG_BACKEND:
 			if (o->n_overrides >= ELEMENTSOF(o->overrides)) {
 				log_msg("too many options");
 				return -E2BIG;
@@ -244,6 +258,9 @@ static int parse_argv(int argc, char *argv[], options *o)
 			break;
 		case ARG_DETECTOR_DIR:
 			o->detector_dir = optarg;
+			break;
+		case ARG_TRACEFS_DIR:
+			o->tracefs_dir = optarg;
 			break;
 		case ARG_JOURNAL_EXPORT:
 			o->journal_export = optarg;
@@ -407,6 +424,31 @@ static void scan_stats_done(scan *s)
 		}
 }
 
+/*
+ * A trace_pipe line: 0 and *smp for a sample, 1 for a line that is none
+ * (lost events, counted; another tracer's, ignored), -EINVAL.
+ */
+static int on_tracer_line(scan *s, const char *line, hwlat_sample *smp)
+{
+	uint64_t lost = 0;
+	char esc[160];
+	int r = tracer_parse_line(line, smp, &lost);
+
+	if (r == TRACER_LINE_LOST) {
+		s->lost_events += lost;
+		log_msg("the kernel's trace buffer lost %llu events: '%s'", (unsigned long long)lost,
+			escape_text(line, strlen(line), esc, sizeof(esc)));
+		return 1;
+	}
+	if (r == TRACER_LINE_OTHER) {
+		if (s->foreign_lines++ == 0)
+			log_msg("ignoring lines of other tracers or events in trace_pipe, e.g. '%s'",
+				escape_text(line, strlen(line), esc, sizeof(esc)));
+		return 1;
+	}
+	return r < 0 ? r : 0;
+}
+
 /* Handles one stream line: parse, account, journal. */
 static int on_line(const char *line, void *userdata)
 {
@@ -421,7 +463,9 @@ static int on_line(const char *line, void *userdata)
 		s->discarded++;
 		return 0;
 	}
-	r = stream_parse_line(line, &smp);
+	r = s->tracer ? on_tracer_line(s, line, &smp) : stream_parse_line(line, &smp);
+	if (r > 0)
+		return 0;
 	if (r < 0) {
 		skip_line(s, "a malformed line", line, strlen(line));
 		return 0;
@@ -449,7 +493,8 @@ static int on_line(const char *line, void *userdata)
 		return log_errno(r, "cannot count sample %llu", (unsigned long long)smp.seq);
 	}
 
-	r = journal_entry_sample(&s->entry, s->scan_id, s->threshold_ns, &smp);
+	r = journal_entry_sample_of(&s->entry, s->scan_id, s->threshold_ns,
+				    s->tracer ? HWLAT_BACKEND_TRACER : HWLAT_BACKEND_MODULE, &smp);
 	if (r >= 0)
 		r = journal_entry_send(&s->entry, s->export);
 	if (r < 0) {
@@ -610,8 +655,10 @@ static void print_identity(const machine_identity *id)
 static int print_summary(const scan_summary *sum, uint64_t seq_gaps,
 			 const smi_tally *smi, const smi_total *smi_total)
 {
-	char a[32], b[32], c[32];
+	char a[32], b[32], c[32], floor[32] = HWLAT_UNAVAILABLE;
 
+	if (!sum->floor_unavailable)
+		snprintf(floor, sizeof(floor), "%llu ns", (unsigned long long)sum->floor_ns);
 	printf("hwlat-scan: scan %s %s after %llu.%03llu s (threshold %s, width %s, window %s, mode %s, CPUs %s)\n",
 	       sum->scan_id, sum->status,
 	       (unsigned long long)(sum->duration_ns / NSEC_PER_SEC),
@@ -619,12 +666,13 @@ static int print_summary(const scan_summary *sum, uint64_t seq_gaps,
 	       format_latency(sum->threshold_ns, a, sizeof(a)),
 	       format_latency(sum->width_ns, b, sizeof(b)),
 	       format_latency(sum->window_ns, c, sizeof(c)), sum->mode, sum->cpus);
-	printf("hwlat-scan: %llu samples, max latency %s, %llu dropped (%llu seen as sequence gaps), %llu NMIs, detection floor %llu ns\n",
+	printf("hwlat-scan: %llu samples, max latency %s, %llu dropped (%llu seen as sequence gaps), %llu NMIs, detection floor %s\n",
 	       (unsigned long long)sum->samples,
 	       sum->samples ? format_latency(sum->max_ns, a, sizeof(a)) : "-",
 	       (unsigned long long)sum->dropped, (unsigned long long)seq_gaps,
-	       (unsigned long long)sum->nmi_total,
-	       (unsigned long long)sum->floor_ns);
+	       (unsigned long long)sum->nmi_total, floor);
+	if (sum->backend && strcmp(sum->backend, HWLAT_BACKEND_TRACER) == 0)
+		printf("hwlat-scan: backend tracer: the kernel's hwlat tracer sampled (no SMI counts, no detection floor)\n");
 	fputs("hwlat-scan: SMIs: ", stdout);
 	smi_print(stdout, smi, smi_total, sum->cpus);
 	printf("\nhwlat-scan: platform: hypervisor %s, clocksource %s, TSC stable %s",
@@ -759,11 +807,21 @@ static int write_metrics(const char *path, const scan *s, const scan_summary *su
 	return 0;
 }
 
-static int action_load_module(const options *o)
+/*
+ * --load-module (the unit's ExecStartPre) follows the configured backend:
+ * with tracer nothing is loaded; with auto a module that cannot be loaded
+ * is no failure, the scan then uses the tracer.
+ */
+static int action_load_module(const options *o, scan_backend backend)
 {
 	char mnt[4096];
 	bool loaded;
 	int r;
+
+	if (backend == BACKEND_TRACER) {
+		log_msg("backend tracer: not loading the %s module", MODULE_NAME);
+		return 0;
+	}
 
 	/* With a (fake) detector directory, debugfs is not needed. */
 	if (!o->detector_dir && debugfs_find(mnt, sizeof(mnt)) == -ENOENT) {
@@ -775,6 +833,11 @@ static int action_load_module(const options *o)
 			return EXIT_NO_DETECTOR;
 	}
 	r = module_load(&loaded);
+	if (r < 0 && backend == BACKEND_AUTO) {
+		log_msg("backend auto: the %s module cannot be loaded (said above); the scan will "
+			"use the kernel's hwlat tracer", MODULE_NAME);
+		return 0;
+	}
 	if (r < 0)
 		return EXIT_NO_DETECTOR;
 	if (!loaded)
@@ -1039,50 +1102,94 @@ static uint64_t start_locked(scan *s, line_reader *lr, int stream_fd, detector *
 	return dropped;
 }
 
-static int run_scan(const options *o, const scan_config *cfg, int sig_fd)
+/* What the summary says about the machine, whichever backend sampled. */
+typedef struct machine_facts {
+	struct utsname u;
+	platform plat;
+	machine_identity ident;
+} machine_facts;
+
+static void summary_machine(const options *o, machine_facts *m, scan_summary *sum)
+{
+	uname(&m->u);
+	platform_read(o->platform_root, &m->plat);
+	identity_read(o->platform_root, &m->ident);
+	sum->kernel = m->u.release;
+	sum->cpu_model = m->plat.cpu_model;
+	sum->hypervisor = m->plat.hypervisor;
+	sum->clocksource = m->plat.clocksource;
+	sum->tsc_stable = m->plat.tsc_stable;
+	sum->identity = &m->ident;
+}
+
+/*
+ * The end of every scan, once the detector or tracer is restored: the
+ * summary entry, the printed summary, the fail_if conditions, the metrics
+ * file and the exit status, whichever backend sampled.
+ */
+static int finish_scan(const options *o, const scan_config *cfg, scan *s, scan_summary *sum,
+		       sample_end end, const smi_total *smi_total, FILE *export)
+{
+	int r, ret;
+
+	sum->status = end == END_COMPLETED ? HWLAT_STATUS_COMPLETED :
+		     end == END_SIGNAL ? HWLAT_STATUS_INTERRUPTED :
+					 HWLAT_STATUS_FAILED;
+	r = journal_entry_summary(&s->entry, sum);
+	if (r >= 0)
+		r = journal_entry_send(&s->entry, export);
+	if (r < 0) {
+		log_errno(r, "cannot write the summary to the journal");
+		end = END_ERROR;
+	}
+
+	if (!o->quiet) {
+		r = print_summary(sum, s->seq_gaps, &s->smi, smi_total);
+		if (r < 0)
+			log_errno(r, "cannot print the summary on standard output (it is in the journal)");
+	}
+
+	/* A latency equal to the hard limit passes: only above it fails. */
+	if (end == END_ERROR || end == END_EOF)
+		ret = EXIT_FAILED;
+	else if (cfg->hardlimit_ns && s->max_ns > cfg->hardlimit_ns)
+		ret = EXIT_HARDLIMIT;
+	else
+		ret = 0;
+	/* A failed scan is not judged: its figures are incomplete. */
+	if (ret != EXIT_FAILED && cfg->gates.n > 0 &&
+	    check_gates(cfg, s, sum, o->quiet) > 0 && ret == 0)
+		ret = EXIT_FAIL_IF;
+	/* Figures of other settings than asked for never pass as they were. */
+	if (ret == 0 && sum->settings_not_applied)
+		ret = EXIT_NOT_APPLIED;
+	/* Also for a failed scan: its status is what monitoring must see. */
+	if (cfg->openmetrics_file[0] && write_metrics(cfg->openmetrics_file, s, sum) < 0)
+		ret = EXIT_FAILED;
+	return ret;
+}
+
+/*
+ * A scan with the hwlat_detector module. c holds the opened detector
+ * (open_detector()); it is restored and closed here.
+ */
+static int run_module_scan(const options *o, const scan_config *cfg, int sig_fd, scan *s,
+			   line_reader *lr, FILE *export, cleanup *cp)
 {
 	_cleanup_close_ int stream_fd = -1;
-	_cleanup_fclose_ FILE *export = NULL;
-	_cleanup_free_ scan *s = NULL;
-	_cleanup_free_ line_reader *lr = NULL;
-	cleanup c = { .det = { .dir_fd = -1 } };
+	cleanup c = *cp;
 	detector_settings want, used;
 	locked_settings locked = {};
 	bool is_locked, bounds_lifted;
 	uint64_t dropped_at_start = 0;
 	scan_summary sum = {};
 	smi_total smi_total;
-	platform plat;
-	machine_identity ident;
+	machine_facts m;
 	char clock_name[64], excluded[4096];
-	struct utsname u;
 	uint64_t enabled_at, deadline, stopped_at, v, unexplained;
 	sample_end end;
 	bool started = false;
 	int r, ret;
-
-	s = calloc(1, sizeof(*s));
-	lr = calloc(1, sizeof(*lr));
-	if (!s || !lr) {
-		log_msg("out of memory");
-		return EXIT_FAILED;
-	}
-	stats_init(&s->stats, 0, 0);
-	s->per_cpu = cfg->openmetrics_file[0] != '\0';
-	scan_id_init(o->unit, s->scan_id);
-	lr->on_bad = on_bad_line;
-
-	if (o->journal_export) {
-		export = fopen(o->journal_export, "we");
-		if (!export) {
-			log_errno(-errno, "cannot create %s", o->journal_export);
-			return EXIT_FAILED;
-		}
-	}
-
-	ret = open_detector(o, &c);
-	if (ret != 0)
-		goto out;
 
 	ret = settings_in_force(&c, &locked, &is_locked, &bounds_lifted);
 	if (ret != 0)
@@ -1201,9 +1308,7 @@ finished:
 summary:
 	/* The scan's settings, for the summary: undo() changes c.state. */
 	used = c.state;
-	uname(&u);
-	platform_read(o->platform_root, &plat);
-	identity_read(o->platform_root, &ident);
+	summary_machine(o, &m, &sum);
 	if (detector_read(&c.det, "clock", clock_name, sizeof(clock_name)) < 0)
 		snprintf(clock_name, sizeof(clock_name), "unknown");
 	strip(clock_name);
@@ -1214,12 +1319,6 @@ summary:
 	sum.hardlimit_ns = cfg->hardlimit_ns;
 	sum.mode = used.has_mode ? used.mode : "unknown";
 	sum.cpus = used.has_cpus ? used.cpus : "unknown";
-	sum.kernel = u.release;
-	sum.cpu_model = plat.cpu_model;
-	sum.hypervisor = plat.hypervisor;
-	sum.clocksource = plat.clocksource;
-	sum.tsc_stable = plat.tsc_stable;
-	sum.identity = &ident;
 	sum.cpus_excluded = read_cpus_excluded(&c.det, cfg, excluded, sizeof(excluded));
 	sum.clock = clock_name;
 	sum.duration_ns = stopped_at - enabled_at;
@@ -1258,42 +1357,7 @@ summary:
 		end = END_ERROR;
 	}
 
-	sum.status = end == END_COMPLETED ? HWLAT_STATUS_COMPLETED :
-		     end == END_SIGNAL ? HWLAT_STATUS_INTERRUPTED :
-					 HWLAT_STATUS_FAILED;
-	r = journal_entry_summary(&s->entry, &sum);
-	if (r >= 0)
-		r = journal_entry_send(&s->entry, export);
-	if (r < 0) {
-		log_errno(r, "cannot write the summary to the journal");
-		end = END_ERROR;
-	}
-
-	if (!o->quiet) {
-		r = print_summary(&sum, s->seq_gaps, &s->smi, &smi_total);
-		if (r < 0)
-			log_errno(r, "cannot print the summary on standard output (it is in the journal)");
-	}
-
-	/* A latency equal to the hard limit passes: only above it fails. */
-	if (end == END_ERROR || end == END_EOF)
-		ret = EXIT_FAILED;
-	else if (cfg->hardlimit_ns && s->max_ns > cfg->hardlimit_ns)
-		ret = EXIT_HARDLIMIT;
-	else
-		ret = 0;
-	/* A failed scan is not judged: its figures are incomplete. */
-	if (ret != EXIT_FAILED && cfg->gates.n > 0 &&
-	    check_gates(cfg, s, &sum, o->quiet) > 0 && ret == 0)
-		ret = EXIT_FAIL_IF;
-	/* Figures of other settings than asked for never pass as they were. */
-	if (ret == 0 && sum.settings_not_applied)
-		ret = EXIT_NOT_APPLIED;
-	/* Also for a failed scan: its status is what monitoring must see. */
-	if (cfg->openmetrics_file[0] && write_metrics(cfg->openmetrics_file, s, &sum) < 0)
-		ret = EXIT_FAILED;
-	scan_stats_done(s);
-	return ret;
+	return finish_scan(o, cfg, s, &sum, end, &smi_total, export);
 
 out:
 	if (stream_fd >= 0) {
@@ -1302,8 +1366,302 @@ out:
 	}
 	if (undo(&c) < 0 && ret == 0)
 		ret = EXIT_FAILED;
+	return ret;
+}
+
+/* Why the tracer counts no SMIs, in the summary. */
+#define TRACER_SMI_REASON "the kernel's hwlat tracer does not count SMIs"
+
+/*
+ * The tracer's settings with the configured ones put in, checked against
+ * the bounds. Returns 0 or an exit status (the reason logged).
+ */
+static int tracer_wanted(const scan_config *cfg, const tracer_state *cur, tracer_state *want)
+{
+	int r;
+
+	r = config_check_bounds(cfg, cur->width_us * NSEC_PER_USEC,
+				cur->window_us * NSEC_PER_USEC);
+	if (r < 0)
+		return EXIT_USAGE;
+	*want = *cur;
+	if (cfg->set[CONFIG_MODE]) {
+		if (!cur->has_mode) {
+			log_msg("invalid key 'mode': this kernel's hwlat tracer has no mode file "
+				"(hwlat_detector/mode: Linux 5.14 and later)");
+			return EXIT_USAGE;
+		}
+		if (strcmp(cfg->mode, "stop-machine") == 0) {
+			log_msg("invalid mode 'stop-machine' for backend tracer: the kernel's hwlat "
+				"tracer has none, round-robin and per-cpu");
+			return EXIT_USAGE;
+		}
+		snprintf(want->mode, sizeof(want->mode), "%s", cfg->mode);
+	}
+	/* tracing_thresh 0 means the tracer's default; say which. */
+	want->threshold_us = cfg->set[CONFIG_THRESHOLD] ? cfg->threshold_ns / NSEC_PER_USEC :
+			     cur->threshold_us ? cur->threshold_us :
+						 TRACER_DEFAULT_THRESHOLD_US;
+	if (cfg->set[CONFIG_WIDTH])
+		want->width_us = cfg->width_ns / NSEC_PER_USEC;
+	if (cfg->set[CONFIG_WINDOW])
+		want->window_us = cfg->window_ns / NSEC_PER_USEC;
+	if (cfg->set[CONFIG_CPUS]) {
+		r = cpumask_from_cpulist(cfg->cpus, want->cpumask, sizeof(want->cpumask));
+		if (r < 0) {
+			log_errno(r, "cannot turn cpus '%s' into a tracing_cpumask", cfg->cpus);
+			return EXIT_USAGE;
+		}
+	}
+	snprintf(want->current, sizeof(want->current), "%s", TRACER_NAME);
+	want->tracing_on = true;
+	return 0;
+}
+
+/*
+ * Opens tracefs, checks that the hwlat tracer exists and is free, takes
+ * the lock and reads the state to restore. Returns 0 or an exit status.
+ */
+static int open_tracer(const options *o, tracer *t, tracer_state *saved)
+{
+	int r;
+
+	if (tracer_open(t, o->tracefs_dir) < 0)
+		return EXIT_NO_DETECTOR;
+	r = tracer_available(t);
+	if (r < 0)
+		return EXIT_NO_DETECTOR;
+	if (r == 0) {
+		log_msg("the kernel has no hwlat tracer: %s/available_tracers does not list it "
+			"(CONFIG_HWLAT_TRACER; on Debian only linux-image-rt-amd64 builds it in)",
+			t->dir.path);
+		return EXIT_NO_DETECTOR;
+	}
+	r = tracer_lock(t);
+	if (r == -EWOULDBLOCK) {
+		log_msg("another hwlat-scan is already using the kernel's tracer in %s; "
+			"not starting a second scan", t->dir.path);
+		return EXIT_BUSY;
+	}
+	if (r < 0) {
+		log_errno(r, "cannot lock %s", t->dir.path);
+		return EXIT_FAILED;
+	}
+	if (tracer_read_state(t, saved) < 0)
+		return EXIT_NO_DETECTOR;
+	if (strcmp(saved->current, TRACER_IDLE) != 0) {
+		log_msg("the kernel's tracer is busy: %s/current_tracer is '%s', not '%s'; not "
+			"starting (write %s to it once its user is done)",
+			t->dir.path, saved->current, TRACER_IDLE, TRACER_IDLE);
+		return EXIT_BUSY;
+	}
+	return 0;
+}
+
+/*
+ * A scan with the kernel's hwlat tracer (tracer.c): its settings in
+ * tracefs, the samples from trace_pipe, the same journal entries as the
+ * module's with what the tracer cannot tell marked unavailable. The state
+ * found is restored on every way out.
+ */
+static int run_tracer_scan(const options *o, const scan_config *cfg, int sig_fd, scan *s,
+			   line_reader *lr, FILE *export)
+{
+	_cleanup_close_ int pipe_fd = -1;
+	tracer t = { .dir = { .dir_fd = -1 } };
+	tracer_state saved, state, want, used;
+	scan_summary sum = {};
+	smi_total smi_total;
+	machine_facts m;
+	char cpus[4096];
+	uint64_t enabled_at, stopped_at;
+	sample_end end = END_ERROR;
+	bool changed = false;
+	int r, ret;
+
+	s->tracer = true;
+	s->seq_known = true; /* the tracer numbers from 1 when it starts */
+	s->export = export;
+	smi_source_parse(NULL, &s->smi_src);
+	snprintf(s->smi_src.reason, sizeof(s->smi_src.reason), "%s", TRACER_SMI_REASON);
+
+	ret = open_tracer(o, &t, &saved);
+	if (ret != 0)
+		goto out;
+	ret = tracer_wanted(cfg, &saved, &want);
+	if (ret != 0)
+		goto out;
+	if (check_journal(export) < 0) {
+		ret = EXIT_FAILED;
+		goto out;
+	}
+	log_msg("scanning with the kernel's hwlat tracer in %s", t.dir.path);
+
+	/* From here on, the tracer is changed: restored below. */
+	state = saved;
+	changed = true;
+	r = tracer_change(&t, &state, &want);
+	if (r == -EBUSY && strcmp(state.current, TRACER_IDLE) == 0) {
+		/* Nothing sampled yet: a refusal like a busy tracer, no summary. */
+		log_msg("the kernel refuses to change %s/current_tracer while someone reads "
+			"its trace_pipe; not starting", t.dir.path);
+		ret = EXIT_BUSY;
+		goto out;
+	}
+	/* trace_pipe only once hwlat is the tracer (and closed before it is not). */
+	if (r >= 0) {
+		pipe_fd = openat(t.dir.dir_fd, "trace_pipe", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		if (pipe_fd < 0)
+			r = log_errno(-errno, "cannot open %s/trace_pipe", t.dir.path);
+	}
+	if (r >= 0)
+		extend_start_timeout(o, cfg->duration_ns, state.window_us);
+	enabled_at = now_ns(CLOCK_MONOTONIC);
+	sum.start_ns = now_ns(CLOCK_REALTIME);
+	/* The settings as the kernel holds them (tracing_thresh 0: its default). */
+	if (r < 0 || tracer_read_state(&t, &used) < 0)
+		used = state;
+	s->threshold_ns = used.threshold_us * NSEC_PER_USEC;
+	if (r < 0) {
+		log_msg("the scan could not start; restoring the tracer as it was");
+		stopped_at = enabled_at;
+	} else {
+		progress_start(&s->progress, progress_wanted(o->quiet, o->unit), enabled_at,
+			       cfg->duration_ns);
+		end = sample_loop(s, lr, pipe_fd, sig_fd, enabled_at + cfg->duration_ns);
+		/* Stop recording, then take what the buffer holds. */
+		r = tracer_set_on(&t, &state, false);
+		stopped_at = now_ns(CLOCK_MONOTONIC);
+		progress_stop(&s->progress);
+		if (r < 0)
+			end = END_ERROR;
+		else if (end != END_EOF && read_buffered(s, lr, pipe_fd) < 0 &&
+			 end == END_COMPLETED)
+			end = END_ERROR;
+		if (end == END_EOF)
+			log_msg("trace_pipe ended before the scan did");
+		if (s->broken || s->skipped_lines)
+			end = END_ERROR;
+	}
+
+	/* Restore first: nothing below may keep the tracer running. */
+	close(pipe_fd);
+	pipe_fd = -1;
+	changed = false;
+	if (tracer_change(&t, &state, &saved) < 0) {
+		log_msg("the tracer's previous state could not all be restored (%s)", t.dir.path);
+		end = END_ERROR;
+	}
+
+	summary_machine(o, &m, &sum);
+	sum.backend = HWLAT_BACKEND_TRACER;
+	sum.scan_id = s->scan_id;
+	sum.threshold_ns = used.threshold_us * NSEC_PER_USEC;
+	sum.width_ns = used.width_us * NSEC_PER_USEC;
+	sum.window_ns = used.window_us * NSEC_PER_USEC;
+	sum.hardlimit_ns = cfg->hardlimit_ns;
+	sum.mode = used.has_mode ? used.mode : "unknown";
+	sum.cpus = cpulist_from_cpumask(used.cpumask, cpus, sizeof(cpus)) >= 0 ? cpus : "unknown";
+	sum.clock = HWLAT_UNAVAILABLE;
+	sum.duration_ns = stopped_at - enabled_at;
+	sum.samples = s->samples;
+	sum.max_ns = s->max_ns;
+	/* Sequence numbers the pipe never showed; the buffer's own count if higher. */
+	sum.dropped = s->lost_events > s->seq_gaps ? s->lost_events : s->seq_gaps;
+	sum.settings_source = HWLAT_SETTINGS_SOURCE_TRACEFS;
+	smi_total_compute(&s->smi, &s->smi_src, sum.mode, &smi_total);
+	sum.smi_total_known = smi_total.known;
+	sum.smi_total = smi_total.total;
+	sum.smi_method = smi_total.method;
+	sum.smi_unavailable = smi_total.reason;
+	sum.nmi_total = s->nmi_total;
+	sum.floor_unavailable = true;
+	sum.skipped_lines = s->skipped_lines;
+	ret = finish_scan(o, cfg, s, &sum, end, &smi_total, export);
+	tracer_close(&t);
+	return ret;
+
+out:
+	if (pipe_fd >= 0) {
+		close(pipe_fd);
+		pipe_fd = -1;
+	}
+	if (changed && tracer_change(&t, &state, &saved) < 0 && ret == 0)
+		ret = EXIT_FAILED;
+	tracer_close(&t);
+	return ret;
+}
+
+/* Whether auto may fall back to the tracer: a fake detector, only to a fake tracefs. */
+static bool tracer_fallback_allowed(const options *o)
+{
+	if (!o->detector_dir || o->tracefs_dir)
+		return true;
+	log_msg("backend auto: no fallback to the kernel's tracer with --detector-dir but no "
+		"--tracefs-dir");
+	return false;
+}
+
+static int run_scan(const options *o, const scan_config *cfg, int sig_fd)
+{
+	_cleanup_fclose_ FILE *export = NULL;
+	_cleanup_free_ scan *s = NULL;
+	_cleanup_free_ line_reader *lr = NULL;
+	cleanup c = { .det = { .dir_fd = -1 } };
+	int ret;
+
+	s = calloc(1, sizeof(*s));
+	lr = calloc(1, sizeof(*lr));
+	if (!s || !lr) {
+		log_msg("out of memory");
+		return EXIT_FAILED;
+	}
+	stats_init(&s->stats, 0, 0);
+	s->per_cpu = cfg->openmetrics_file[0] != '\0';
+	scan_id_init(o->unit, s->scan_id);
+	lr->on_bad = on_bad_line;
+
+	if (o->journal_export) {
+		export = fopen(o->journal_export, "we");
+		if (!export) {
+			log_errno(-errno, "cannot create %s", o->journal_export);
+			return EXIT_FAILED;
+		}
+	}
+
+	if (cfg->backend == BACKEND_TRACER) {
+		ret = run_tracer_scan(o, cfg, sig_fd, s, lr, export);
+	} else {
+		ret = open_detector(o, &c);
+		if (ret == EXIT_NO_DETECTOR && cfg->backend == BACKEND_AUTO &&
+		    tracer_fallback_allowed(o)) {
+			/* Unmount what open_detector() mounted, unload what it loaded. */
+			undo(&c);
+			log_msg("backend auto: the hwlat_detector module cannot be used (said above); "
+				"scanning with the kernel's hwlat tracer instead");
+			ret = run_tracer_scan(o, cfg, sig_fd, s, lr, export);
+		} else if (ret != 0) {
+			if (undo(&c) < 0 && ret == 0)
+				ret = EXIT_FAILED;
+		} else {
+			if (cfg->backend == BACKEND_AUTO)
+				log_msg("backend auto: using the hwlat_detector module (%s)",
+					c.det.path);
+			ret = run_module_scan(o, cfg, sig_fd, s, lr, export, &c);
+		}
+	}
 	scan_stats_done(s);
 	return ret;
+}
+
+/* The backend of the configuration; module when it does not load (the scan says why). */
+static scan_backend configured_backend(const options *o)
+{
+	_cleanup_free_ scan_config *cfg = malloc(sizeof(*cfg));
+
+	if (!cfg || load_config(o, cfg) < 0)
+		return BACKEND_MODULE;
+	return cfg->backend;
 }
 
 static int check_config(const scan_config *cfg)
@@ -1347,7 +1705,7 @@ int main(int argc, char *argv[])
 	case ACTION_LOAD_MODULE:
 		if (need_root() < 0)
 			return EXIT_NO_DETECTOR;
-		return action_load_module(&o);
+		return action_load_module(&o, configured_backend(&o));
 	case ACTION_UNLOAD_MODULE:
 		if (need_root() < 0)
 			return EXIT_NO_DETECTOR;

@@ -95,6 +95,12 @@ static const char *attribution(const hwlat_sample *s)
 int journal_entry_sample(journal_entry *e, const char *scan_id,
 			 uint64_t threshold_ns, const hwlat_sample *s)
 {
+	return journal_entry_sample_of(e, scan_id, threshold_ns, HWLAT_BACKEND_MODULE, s);
+}
+
+int journal_entry_sample_of(journal_entry *e, const char *scan_id, uint64_t threshold_ns,
+			    const char *backend, const hwlat_sample *s)
+{
 	uint64_t latency = hwlat_sample_latency_ns(s);
 	const struct entry_field fields[] = {
 		/* A gap over the threshold is a warning; an NMI/SMI alone a notice. */
@@ -108,11 +114,12 @@ int journal_entry_sample(journal_entry *e, const char *scan_id,
 		{ HWLAT_F_LATENCY_NS, .num = latency },
 		{ HWLAT_F_COUNT, .num = s->count },
 		{ HWLAT_F_NMI_COUNT, .num = s->nmi_count },
-		{ HWLAT_F_NMI_NS, .num = s->nmi_ns },
+		{ HWLAT_F_NMI_NS, unless_known(!s->nmi_ns_unavailable), s->nmi_ns },
 		{ HWLAT_F_SMI_COUNT, unless_known(s->smi_count_known), s->smi_count },
 		{ HWLAT_F_SMI_NS, unless_known(s->smi_ns_known), s->smi_ns },
 		{ HWLAT_F_TIMESTAMP_NS, .num = s->timestamp_ns },
 		{ HWLAT_F_THRESHOLD_NS, .num = threshold_ns },
+		{ HWLAT_F_BACKEND, .str = backend },
 	};
 	char lat[32];
 	int r;
@@ -196,12 +203,14 @@ int journal_entry_summary(journal_entry *e, const scan_summary *s)
 		{ HWLAT_F_SMI_METHOD, .str = or_unknown(s->smi_method) },
 		{ s->smi_total_known ? NULL : HWLAT_F_SMI_UNAVAILABLE, .str = or_unknown(s->smi_unavailable) },
 		{ HWLAT_F_NMI_TOTAL, .num = s->nmi_total },
-		{ HWLAT_F_FLOOR_NS, .num = s->floor_ns },
+		{ HWLAT_F_FLOOR_NS, unless_known(!s->floor_unavailable), s->floor_ns },
 		{ HWLAT_F_SKIPPED_LINES, .num = s->skipped_lines },
 		/* Issue 12, lockdown. */
 		{ HWLAT_F_SETTINGS_SOURCE, .str = or_unknown(s->settings_source) },
 		{ s->settings_not_applied ? HWLAT_F_SETTINGS_NOT_APPLIED : NULL,
 		  .str = s->settings_not_applied },
+		/* Issue 15. */
+		{ HWLAT_F_BACKEND, .str = s->backend ? s->backend : HWLAT_BACKEND_MODULE },
 	};
 	char max[32], limit[32], skipped[64] = "";
 	int r;

@@ -47,6 +47,7 @@ typedef struct scan_summary {
 	const char *smi_unavailable; /* the reason, when !smi_total_known */
 	uint64_t nmi_total;
 	uint64_t floor_ns;
+	bool floor_unavailable; /* the kernel tracer measures none */
 	const char *hypervisor;
 	const char *clocksource;
 	const char *tsc_stable;
@@ -57,6 +58,7 @@ typedef struct scan_summary {
 	/* Issue 12, lockdown: where the settings came from, what was not applied. */
 	const char *settings_source;	  /* HWLAT_SETTINGS_SOURCE_* */
 	const char *settings_not_applied; /* NULL: every requested setting in force */
+	const char *backend; /* HWLAT_BACKEND_*; NULL: module */
 } scan_summary;
 
 /* Resets e and adds one "NAME=value" field; -E2BIG when e is full. */
@@ -64,7 +66,13 @@ void journal_entry_init(journal_entry *e);
 int journal_entry_add(journal_entry *e, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* Builds the sample entry (MESSAGE_ID, MESSAGE, PRIORITY, HWLAT_*). */
+/*
+ * Builds the sample entry (MESSAGE_ID, MESSAGE, PRIORITY, HWLAT_*) of a
+ * sample of backend (HWLAT_BACKEND_*).
+ */
+int journal_entry_sample_of(journal_entry *e, const char *scan_id, uint64_t threshold_ns,
+			    const char *backend, const hwlat_sample *s);
+/* The same for a sample of the module. */
 int journal_entry_sample(journal_entry *e, const char *scan_id,
 			 uint64_t threshold_ns, const hwlat_sample *s);
 

@@ -20,7 +20,19 @@ static const char *const key_names[_CONFIG_KEY_MAX] = {
 	[CONFIG_HARDLIMIT] = "hardlimit",
 	[CONFIG_FAIL_IF] = "fail_if",
 	[CONFIG_OPENMETRICS_FILE] = "openmetrics_file",
+	[CONFIG_BACKEND] = "backend",
 };
+
+static const char *const backend_names[] = {
+	[BACKEND_MODULE] = "module",
+	[BACKEND_TRACER] = "tracer",
+	[BACKEND_AUTO] = "auto",
+};
+
+const char *backend_name(scan_backend b)
+{
+	return (size_t)b < ELEMENTSOF(backend_names) ? backend_names[b] : "unknown";
+}
 
 static const char *const mode_names[] = {
 	"none", "round-robin", "per-cpu", "stop-machine",
@@ -88,7 +100,7 @@ int config_set(scan_config *c, const char *key, const char *value,
 	int r;
 
 	if (k < 0) {
-		log_msg("%s: unknown key '%s' (known: duration, threshold, width, window, mode, cpus, hardlimit, fail_if, openmetrics_file)",
+		log_msg("%s: unknown key '%s' (known: duration, threshold, width, window, mode, cpus, hardlimit, fail_if, openmetrics_file, backend)",
 			origin, key);
 		return -EINVAL;
 	}
@@ -167,6 +179,18 @@ int config_set(scan_config *c, const char *key, const char *value,
 		if (len >= sizeof(c->openmetrics_file) - 8)
 			return bad_value(origin, key, value, -ERANGE, "path too long");
 		snprintf(c->openmetrics_file, sizeof(c->openmetrics_file), "%s", value);
+		break;
+	}
+	case CONFIG_BACKEND: {
+		size_t i;
+
+		for (i = 0; i < ELEMENTSOF(backend_names); i++)
+			if (strcmp(value, backend_names[i]) == 0)
+				break;
+		if (i == ELEMENTSOF(backend_names))
+			return bad_value(origin, key, value, -EINVAL,
+					 "expected module, tracer or auto");
+		c->backend = (scan_backend)i;
 		break;
 	}
 	case CONFIG_MODE: {
@@ -413,6 +437,7 @@ void config_print(const scan_config *c, FILE *f)
 		[CONFIG_HARDLIMIT] = "no hard limit",
 		[CONFIG_FAIL_IF] = "no condition",
 		[CONFIG_OPENMETRICS_FILE] = "no metrics file is written",
+		[CONFIG_BACKEND] = "the hwlat_detector module samples (backend = module)",
 	};
 	const uint64_t *spans[_CONFIG_KEY_MAX] = {
 		[CONFIG_DURATION] = &c->duration_ns,
@@ -434,6 +459,8 @@ void config_print(const scan_config *c, FILE *f)
 			value = c->cpus;
 		} else if (k == CONFIG_OPENMETRICS_FILE) {
 			value = c->openmetrics_file;
+		} else if (k == CONFIG_BACKEND) {
+			value = backend_name(c->backend);
 		} else if (k == CONFIG_FAIL_IF) {
 			/* The conditions as written, comma-separated as they parse. */
 			for (i = 0, len = 0, buf[0] = '\0'; i < c->gates.n; i++)

@@ -34,6 +34,16 @@
 #define CONFIG_STOP_MACHINE_MAX_WIDTH_PERCENT 10
 #define CONFIG_MAX_DURATION_NS (366 * 86400 * NSEC_PER_SEC)
 
+/* Who samples (issue 15): our module, the kernel's hwlat tracer, or either. */
+typedef enum scan_backend {
+	BACKEND_MODULE,
+	BACKEND_TRACER,
+	BACKEND_AUTO,
+} scan_backend;
+
+/* "module", "tracer", "auto". */
+const char *backend_name(scan_backend b);
+
 typedef enum config_key {
 	CONFIG_DURATION,
 	CONFIG_THRESHOLD,
@@ -44,6 +54,7 @@ typedef enum config_key {
 	CONFIG_HARDLIMIT,
 	CONFIG_FAIL_IF,
 	CONFIG_OPENMETRICS_FILE, /* issue 14 */
+	CONFIG_BACKEND,		 /* issue 15 */
 	_CONFIG_KEY_MAX,
 } config_key;
 
@@ -57,6 +68,7 @@ typedef struct scan_config {
 	char cpus[4096]; /* canonical cpulist */
 	struct gate_list gates; /* fail_if: conditions that fail the scan */
 	char openmetrics_file[4096]; /* absolute path; "" when not set */
+	scan_backend backend; /* BACKEND_MODULE unless set */
 	bool set[_CONFIG_KEY_MAX];
 	/* Where each set key came from: "command line" or "FILE:LINE". */
 	char origin[_CONFIG_KEY_MAX][4096 + 16];

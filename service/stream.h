@@ -19,6 +19,8 @@ typedef struct hwlat_sample {
 	uint64_t count;
 	uint64_t nmi_count;
 	uint64_t nmi_ns;
+	/* The kernel tracer on a kernel without an NMI-safe clock: unknown. */
+	bool nmi_ns_unavailable;
 	/* "-" in the stream (or no smi_ns field): cannot be known, never 0. */
 	bool smi_count_known;
 	uint64_t smi_count;

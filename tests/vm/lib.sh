@@ -15,10 +15,26 @@ vm_note() {
 	printf '# [%s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2
 }
 
+# A guest is a Debian suite, or a suite with a kernel flavour: bookworm-rt
+# is bookworm with linux-image-rt-amd64 (PREEMPT_RT; it builds the kernel's
+# hwlat tracer in, which Debian's generic kernels do not).
 vm_suite_ok() {
 	case "$1" in
-	bookworm | trixie | sid) return 0 ;;
+	bookworm | trixie | sid | bookworm-rt) return 0 ;;
 	*) return 1 ;;
+	esac
+}
+
+# vm_debian_suite GUEST: the Debian suite of a guest name (bookworm-rt: bookworm).
+vm_debian_suite() {
+	echo "${1%-rt}"
+}
+
+# vm_kernel_flavour GUEST: the linux-image-*/linux-headers-* flavour (amd64, rt-amd64).
+vm_kernel_flavour() {
+	case "$1" in
+	*-rt) echo rt-amd64 ;;
+	*) echo amd64 ;;
 	esac
 }
 

@@ -1,0 +1,473 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Issue 15, item 1: hwlat-scan --backend=tracer|auto against a fake tracefs
+(--tracefs-dir: regular files for the tracer's settings, a FIFO for
+trace_pipe, this script playing the kernel), and proves that:
+
+- the settings are written before trace_pipe is opened, and hwlat is the
+  current tracer by then (a real kernel refuses to change the tracer while
+  trace_pipe is open): tracing_thresh, width, window, mode, the cpus as a
+  tracing_cpumask, tracing_on=1;
+- each hwlat line of trace_pipe (the kernel's padded format) becomes one
+  sample entry with exactly the fields the module's would have, values in
+  ns, HWLAT_BACKEND=tracer, SMIs unavailable, and NMI time unavailable when
+  the line has nmi-count without nmi-total; "[LOST n EVENTS]" lines count as
+  dropped, other tracers' lines are ignored;
+- the summary records backend tracer, settings source tracefs, the
+  settings in force, floor, clock and SMIs unavailable (never 0);
+- every file is restored as it was, after a completed scan, after SIGTERM
+  ("interrupted"), when trace_pipe cannot be opened ("failed", exit 5) and
+  after a malformed hwlat line (exit 5);
+- refusals change nothing and say why: current_tracer in use (exit 3,
+  naming it), a second scan (exit 3), no tracefs, no hwlat in
+  available_tracers (exit 4), mode stop-machine or a mode without a mode
+  file (exit 2);
+- auto uses the module when it can and says so (HWLAT_BACKEND=module),
+  falls back to the tracer when the module cannot be used and says why,
+  and never falls back from a fake detector to the real tracefs.
+
+TAP output; exit status 1 when any check failed.
+"""
+import importlib.util
+import os
+import signal
+import sys
+import threading
+import time
+
+sys.dont_write_bytecode = True  # keep the source tree clean
+HERE = os.path.dirname(os.path.abspath(__file__))
+_spec = importlib.util.spec_from_file_location("scan_fake", os.path.join(HERE, "test-scan.py"))
+fake = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(fake)
+
+SAMPLE_ID, SUMMARY_ID = fake.SAMPLE_ID, fake.SUMMARY_ID
+ok = fake.ok
+
+TRACEFS = {
+    "available_tracers": "hwlat blk function nop\n",
+    "current_tracer": "nop\n",
+    "tracing_thresh": "7\n",
+    "tracing_cpumask": "1\n",
+    "tracing_on": "0\n",
+    "hwlat_detector/width": "300000\n",
+    "hwlat_detector/window": "600000\n",
+    "hwlat_detector/mode": "none [round-robin] per-cpu\n",
+}
+
+# Lines as the 6.1 kernel prints them ("#%-5u inner/outer(us): %4llu/%-5llu ...").
+L1 = ("          <idle>-0       [001] d.... 1234.567890: #1     inner/outer(us):   12/10    "
+      "ts:1700000000.123456789 count:1")
+L2 = ("        hwlatd-123     [000] dn... 1235.000001: #2     inner/outer(us):    5/30    "
+      "ts:1700000001.000000001 count:3 nmi-total:7 nmi-count:2")
+LOST = "CPU:1 [LOST 4 EVENTS]"
+FOREIGN = "            bash-42      [000] ..... 1236.0: sys_enter: NR 0 (0, 0, 0)"
+L3 = ("          <idle>-0       [001] d.... 1237.000000: #5     inner/outer(us): 1500/2     "
+      "ts:1700000002.000000000 count:2 nmi-count:1")
+
+
+def make_tracefs(root, **over):
+    d = os.path.join(root, "tracing")
+    os.makedirs(os.path.join(d, "hwlat_detector"))
+    files = dict(TRACEFS)
+    for k, v in over.items():
+        files[k.replace("__", "/")] = v
+    for name, text in files.items():
+        if text is None:
+            continue
+        with open(os.path.join(d, name), "w") as f:
+            f.write(text)
+    os.mkfifo(os.path.join(d, "trace_pipe"))
+    return d
+
+
+def mode_name(text):
+    """The kernel shows "none [round-robin] per-cpu" and takes "round-robin":
+    a regular file shows what was written, so compare the names."""
+    if "[" in text:
+        return text[text.index("[") + 1:text.index("]")] + "\n"
+    return text
+
+
+def snapshot(d):
+    out = {}
+    for base, _, names in os.walk(d):
+        for n in names:
+            p = os.path.join(base, n)
+            if n != "trace_pipe":
+                out[os.path.relpath(p, d)] = fake.read(base, n)
+    if "hwlat_detector/mode" in out:
+        out["hwlat_detector/mode"] = mode_name(out["hwlat_detector/mode"])
+    return out
+
+
+class FakeKernel(threading.Thread):
+    """Plays the tracer: once hwlat-scan opens trace_pipe it records the
+    settings, writes lines, waits for current_tracer to be restored."""
+
+    def __init__(self, d, lines):
+        super().__init__(daemon=True)
+        self.d, self.lines = d, lines
+        self.at_open = None
+        self.error = None
+
+    def run(self):
+        path = os.path.join(self.d, "trace_pipe")
+        end = time.monotonic() + 30
+        fd = -1
+        while time.monotonic() < end:
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+                break
+            except OSError:  # ENXIO: no reader yet
+                time.sleep(0.01)
+        if fd < 0:
+            self.error = "trace_pipe was never opened"
+            return
+        try:
+            self.at_open = snapshot(self.d)
+            for line in self.lines:
+                os.write(fd, (line + "\n").encode())
+            if not fake.wait_for(lambda: fake.read(self.d, "current_tracer") == "nop\n", 120):
+                self.error = "current_tracer never went back to nop"
+        except Exception as e:
+            self.error = repr(e)
+        finally:
+            os.close(fd)
+
+
+def scan(d, args, export, env=None):
+    return fake.run_scan(["--tracefs-dir", d, "--journal-export", export] + args, env=env)
+
+
+def entries(export, mid):
+    try:
+        return [e for e in fake.parse_export(export) if e.get("MESSAGE_ID") == mid]
+    except FileNotFoundError:
+        return []
+
+
+def hwlat_fields(e):
+    return {k: v for k, v in e.items() if k.startswith("HWLAT_") and k != "HWLAT_SCAN_ID"}
+
+
+def test_scan(tmp):
+    d = make_tracefs(tmp)
+    before = snapshot(d)
+    export = os.path.join(tmp, "export.txt")
+    k = FakeKernel(d, [L1, L2, LOST, FOREIGN, L3])
+    k.start()
+    r = scan(d, ["--backend", "tracer", "--duration", "1s", "--threshold", "20us",
+                 "--width", "200ms", "--window", "400ms", "--mode", "per-cpu", "--cpus", "1"],
+             export)
+    k.join(10)
+    ok(r.returncode == 0 and k.error is None,
+       f"a tracer scan exits 0 (got {r.returncode}, kernel: {k.error})", r.stderr)
+
+    want_open = dict(before)
+    want_open.update({"current_tracer": "hwlat\n", "tracing_thresh": "20\n",
+                      "tracing_cpumask": "2\n", "tracing_on": "1\n",
+                      "hwlat_detector/width": "200000\n", "hwlat_detector/window": "400000\n",
+                      "hwlat_detector/mode": "per-cpu\n"})
+    ok(k.at_open == want_open,
+       "when trace_pipe is opened, hwlat is the tracer and every setting is written "
+       "(thresh 20, width 200000, window 400000, mode per-cpu, cpumask 2, tracing_on 1)",
+       k.at_open)
+    ok(snapshot(d) == before, "after the scan every tracefs file is as it was", snapshot(d))
+
+    samples = entries(export, SAMPLE_ID)
+    common = {"HWLAT_SMI_COUNT": "unavailable", "HWLAT_SMI_NS": "unavailable",
+              "HWLAT_THRESHOLD_NS": "20000", "HWLAT_BACKEND": "tracer"}
+    want = [
+        dict(common, HWLAT_SEQ="1", HWLAT_CPU="1", HWLAT_INNER_NS="12000",
+             HWLAT_OUTER_NS="10000", HWLAT_LATENCY_NS="12000", HWLAT_COUNT="1",
+             HWLAT_NMI_COUNT="0", HWLAT_NMI_NS="0", HWLAT_TIMESTAMP_NS="1700000000123456789"),
+        dict(common, HWLAT_SEQ="2", HWLAT_CPU="0", HWLAT_INNER_NS="5000",
+             HWLAT_OUTER_NS="30000", HWLAT_LATENCY_NS="30000", HWLAT_COUNT="3",
+             HWLAT_NMI_COUNT="2", HWLAT_NMI_NS="7000", HWLAT_TIMESTAMP_NS="1700000001000000001"),
+        dict(common, HWLAT_SEQ="5", HWLAT_CPU="1", HWLAT_INNER_NS="1500000",
+             HWLAT_OUTER_NS="2000", HWLAT_LATENCY_NS="1500000", HWLAT_COUNT="2",
+             HWLAT_NMI_COUNT="1", HWLAT_NMI_NS="unavailable",
+             HWLAT_TIMESTAMP_NS="1700000002000000000"),
+    ]
+    got = [hwlat_fields(e) for e in samples]
+    ok(got == want, "three sample entries with exactly the module's fields, in ns, "
+       "HWLAT_BACKEND=tracer, SMIs unavailable, NMI time unavailable without nmi-total", got)
+    ok([e.get("MESSAGE") for e in samples] ==
+       ["hardware latency 12.0 us on CPU 1", "hardware latency 30.0 us on CPU 0 (NMI)",
+        "hardware latency 1.50 ms on CPU 1 (NMI)"],
+       "the samples' messages", [e.get("MESSAGE") for e in samples])
+
+    sums = entries(export, SUMMARY_ID)
+    s = sums[0] if len(sums) == 1 else {}
+    want_sum = {
+        "HWLAT_STATUS": "completed", "HWLAT_BACKEND": "tracer",
+        "HWLAT_SETTINGS_SOURCE": "tracefs", "HWLAT_THRESHOLD_NS": "20000",
+        "HWLAT_WIDTH_NS": "200000000", "HWLAT_WINDOW_NS": "400000000",
+        "HWLAT_MODE": "per-cpu", "HWLAT_CPUS": "1", "HWLAT_CLOCK": "unavailable",
+        "HWLAT_SAMPLES": "3", "HWLAT_MAX_NS": "1500000",
+        # seq 3 and 4 never seen, 4 events lost: the buffer's count is higher.
+        "HWLAT_DROPPED": "4", "HWLAT_SMI_TOTAL": "unavailable",
+        "HWLAT_SMI_UNAVAILABLE": "the kernel's hwlat tracer does not count SMIs",
+        "HWLAT_NMI_TOTAL": "3", "HWLAT_FLOOR_NS": "unavailable", "HWLAT_SKIPPED_LINES": "0",
+    }
+    got_sum = {k: s.get(k) for k in want_sum}
+    ok(len(sums) == 1 and got_sum == want_sum and samples and
+       fake.parse_export(export)[-1] is not None and
+       fake.parse_export(export)[-1].get("MESSAGE_ID") == SUMMARY_ID,
+       "one summary, last: backend tracer, settings source tracefs, the settings in force, "
+       "dropped 4, floor, clock and SMIs unavailable", got_sum)
+    ok("the kernel's trace buffer lost 4 events: 'CPU:1 [LOST 4 EVENTS]'" in r.stderr and
+       "ignoring lines of other tracers or events in trace_pipe, e.g. '" + FOREIGN.strip()[:40]
+       in r.stderr.replace("'            ", "'"),
+       "lost events and other tracers' lines are said on stderr", r.stderr)
+    ok("hwlat-scan: backend tracer: the kernel's hwlat tracer sampled (no SMI counts, "
+       "no detection floor)\n" in r.stdout and "detection floor unavailable" in r.stdout,
+       "the printed summary names the backend and the floor as unavailable", r.stdout)
+
+
+def test_threshold_default(tmp):
+    """tracing_thresh 0 is the tracer's default: 10 us is written and recorded."""
+    d = make_tracefs(tmp, tracing_thresh="0\n", hwlat_detector__mode=None)
+    before = snapshot(d)
+    export = os.path.join(tmp, "export.txt")
+    k = FakeKernel(d, [])
+    k.start()
+    r = scan(d, ["--backend", "tracer", "--duration", "200ms"], export)
+    k.join(10)
+    s = (entries(export, SUMMARY_ID) or [{}])[0]
+    ok(r.returncode == 0 and k.at_open and k.at_open.get("tracing_thresh") == "10\n" and
+       s.get("HWLAT_THRESHOLD_NS") == "10000" and s.get("HWLAT_MODE") == "unknown" and
+       s.get("HWLAT_CPUS") == "0" and s.get("HWLAT_SAMPLES") == "0",
+       "without a threshold, tracing_thresh 0 becomes the tracer's 10 us; no mode file: "
+       "mode unknown; cpumask 1 recorded as CPUs 0", (r.stderr, k.at_open, s))
+    ok(snapshot(d) == before, "tracing_thresh back to 0, nothing else changed", snapshot(d))
+
+
+def test_sigterm_and_lock(tmp):
+    d = make_tracefs(tmp)
+    before = snapshot(d)
+    export = os.path.join(tmp, "export.txt")
+    k = FakeKernel(d, [L1])
+    k.start()
+    p = fake.start_scan(["--tracefs-dir", d, "--journal-export", export, "--backend", "tracer",
+                         "--duration", "60s"])
+    seen = fake.wait_for(lambda: fake.export_has_seq(export, 1), 20)
+    r2 = scan(d, ["--backend", "tracer", "--duration", "1s"], os.path.join(tmp, "second.txt"))
+    ok(seen and r2.returncode == 3 and
+       f"another hwlat-scan is already using the kernel's tracer in {d}; not starting a "
+       "second scan" in r2.stderr and not entries(os.path.join(tmp, "second.txt"), SUMMARY_ID),
+       f"a second scan while one runs: exit 3 saying so, no entry (got {r2.returncode})",
+       r2.stderr)
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=30)
+    k.join(10)
+    s = (entries(export, SUMMARY_ID) or [{}])[0]
+    ok(p.returncode == 0 and s.get("HWLAT_STATUS") == "interrupted" and
+       s.get("HWLAT_SAMPLES") == "1",
+       f"SIGTERM: exit 0 (got {p.returncode}), summary interrupted with its 1 sample", err)
+    ok(snapshot(d) == before, "SIGTERM: every tracefs file restored", snapshot(d))
+
+
+def test_refusals(tmp):
+    def case(name, args, want_rc, want_msg, what, **over):
+        sub = os.path.join(tmp, name)
+        os.mkdir(sub)
+        d = make_tracefs(sub, **over)
+        before = snapshot(d)
+        export = os.path.join(sub, "export.txt")
+        r = scan(d, args, export)
+        ok(r.returncode == want_rc and want_msg in r.stderr and snapshot(d) == before and
+           not entries(export, SUMMARY_ID),
+           f"{what}: exit {want_rc} (got {r.returncode}), says so, changes nothing", r.stderr)
+        return d
+
+    d = case("busy", ["--backend", "tracer"], 3,
+             "/current_tracer is 'function', not 'nop'; not starting (write nop to it once "
+             "its user is done)", "current_tracer function",
+             current_tracer="function\n")
+    # (the message names the directory: checked by its start above)
+    case("nohwlat", ["--backend", "tracer"], 4,
+         "/available_tracers does not list it (CONFIG_HWLAT_TRACER; on Debian only "
+         "linux-image-rt-amd64 builds it in)", "no hwlat in available_tracers",
+         available_tracers="blk function nop\n")
+    case("sm", ["--backend", "tracer", "--mode", "stop-machine"], 2,
+         "invalid mode 'stop-machine' for backend tracer: the kernel's hwlat tracer has none, "
+         "round-robin and per-cpu", "mode stop-machine")
+    case("nomode", ["--backend", "tracer", "--mode", "per-cpu"], 2,
+         "invalid key 'mode': this kernel's hwlat tracer has no mode file", "a mode without "
+         "a mode file", hwlat_detector__mode=None)
+    case("bounds", ["--backend", "tracer", "--width", "700ms"], 2,
+         "width 700000 us must be smaller than window 600000 us (current)",
+         "a width above the tracer's current window")
+    sub = os.path.join(tmp, "none")
+    os.mkdir(sub)
+    r = scan(sub, ["--backend", "tracer"], os.path.join(sub, "export.txt"))
+    ok(r.returncode == 4 and f"{sub} is no tracefs directory (it has no available_tracers)"
+       in r.stderr, f"no tracefs: exit 4 saying so (got {r.returncode})", r.stderr)
+
+
+def test_busy_message(tmp):
+    d = make_tracefs(tmp, current_tracer="function\n")
+    r = scan(d, ["--backend", "tracer"], os.path.join(tmp, "export.txt"))
+    ok(f"hwlat-scan: the kernel's tracer is busy: {d}/current_tracer is 'function', not 'nop'"
+       in r.stderr, "the busy message names the directory and the tracer in use", r.stderr)
+
+
+def test_failures(tmp):
+    # trace_pipe missing: the tracer was started, so it is restored; summary failed.
+    sub = os.path.join(tmp, "nopipe")
+    os.mkdir(sub)
+    d = make_tracefs(sub)
+    os.unlink(os.path.join(d, "trace_pipe"))
+    before = snapshot(d)
+    export = os.path.join(sub, "export.txt")
+    r = scan(d, ["--backend", "tracer", "--threshold", "3us"], export)
+    s = (entries(export, SUMMARY_ID) or [{}])[0]
+    ok(r.returncode == 5 and f"cannot open {d}/trace_pipe" in r.stderr and
+       s.get("HWLAT_STATUS") == "failed" and snapshot(d) == before,
+       f"trace_pipe cannot be opened: exit 5 (got {r.returncode}), summary failed, "
+       "every file restored", (r.stderr, snapshot(d)))
+
+    # A line that says hwlat but does not parse.
+    sub = os.path.join(tmp, "bad")
+    os.mkdir(sub)
+    d = make_tracefs(sub)
+    before = snapshot(d)
+    export = os.path.join(sub, "export.txt")
+    k = FakeKernel(d, [L1, "  x-1 [000] d.... 1.0: #2 inner/outer(us): 5/x ts:1.000000000 count:1"])
+    k.start()
+    r = scan(d, ["--backend", "tracer", "--duration", "500ms"], export)
+    k.join(10)
+    s = (entries(export, SUMMARY_ID) or [{}])[0]
+    ok(r.returncode == 5 and "skipping a malformed line in the detector's stream" in r.stderr and
+       s.get("HWLAT_STATUS") == "failed" and s.get("HWLAT_SKIPPED_LINES") == "1" and
+       s.get("HWLAT_SAMPLES") == "1" and snapshot(d) == before,
+       f"a malformed hwlat line: skipped and counted, exit 5 (got {r.returncode}), restored",
+       (r.stderr, s))
+
+
+def test_auto(tmp):
+    # The module can be used: auto says so and the module samples.
+    sub = os.path.join(tmp, "module")
+    os.mkdir(sub)
+    det = fake.make_fake(sub)
+    tfs = make_tracefs(sub)
+    tbefore = snapshot(tfs)
+    export = os.path.join(sub, "export.txt")
+    mod = fake.FakeModule(det, lambda w: (w.write(fake.line(1, 0, 1700000000, 5, 30, 20, 1, 0, 0,
+                                                               0)), w.flush()))
+    mod.start()
+    r = fake.run_scan(["--detector-dir", det, "--tracefs-dir", tfs, "--journal-export", export,
+                       "--backend", "auto", "--duration", "300ms"])
+    mod.join(10)
+    samples = entries(export, SAMPLE_ID)
+    s = (entries(export, SUMMARY_ID) or [{}])[0]
+    ok(r.returncode == 0 and f"hwlat-scan: backend auto: using the hwlat_detector module ({det})"
+       in r.stderr and [e.get("HWLAT_BACKEND") for e in samples] == ["module"] and
+       s.get("HWLAT_BACKEND") == "module" and s.get("HWLAT_SETTINGS_SOURCE") == "debugfs" and
+       snapshot(tfs) == tbefore,
+       f"auto with a usable module: says so, HWLAT_BACKEND=module, tracefs untouched "
+       f"(got {r.returncode})", r.stderr)
+
+    # No module: auto says why and falls back to the tracer.
+    sub = os.path.join(tmp, "fallback")
+    os.mkdir(sub)
+    tfs = make_tracefs(sub)
+    tbefore = snapshot(tfs)
+    export = os.path.join(sub, "export.txt")
+    k = FakeKernel(tfs, [L1])
+    k.start()
+    missing = os.path.join(sub, "no-detector")
+    r = fake.run_scan(["--detector-dir", missing, "--tracefs-dir", tfs, "--journal-export",
+                       export, "--backend", "auto", "--duration", "300ms"])
+    k.join(10)
+    s = (entries(export, SUMMARY_ID) or [{}])[0]
+    ok(r.returncode == 0 and f"cannot open the detector directory {missing}" in r.stderr and
+       "hwlat-scan: backend auto: the hwlat_detector module cannot be used (said above); "
+       "scanning with the kernel's hwlat tracer instead" in r.stderr and
+       s.get("HWLAT_BACKEND") == "tracer" and s.get("HWLAT_SAMPLES") == "1" and
+       snapshot(tfs) == tbefore,
+       f"auto without the module: says why, scans with the tracer (got {r.returncode})",
+       r.stderr)
+
+    # Neither: exit 4 with both reasons.
+    tfs2 = make_tracefs(os.path.join(sub, "t2"), available_tracers="nop\n")
+    r = fake.run_scan(["--detector-dir", missing, "--tracefs-dir", tfs2, "--journal-export",
+                       os.path.join(sub, "e2.txt"), "--backend", "auto"])
+    ok(r.returncode == 4 and f"cannot open the detector directory {missing}" in r.stderr and
+       "does not list it (CONFIG_HWLAT_TRACER" in r.stderr,
+       f"auto with neither module nor hwlat tracer: exit 4 with both reasons "
+       f"(got {r.returncode})", r.stderr)
+
+    # A fake detector never falls back to the real tracefs.
+    r = fake.run_scan(["--detector-dir", missing, "--journal-export",
+                       os.path.join(sub, "e3.txt"), "--backend", "auto"])
+    ok(r.returncode == 4 and "backend auto: no fallback to the kernel's tracer with "
+       "--detector-dir but no --tracefs-dir" in r.stderr,
+       f"auto with a fake detector and no --tracefs-dir: exit 4, no real tracefs "
+       f"(got {r.returncode})", r.stderr)
+
+
+def test_config(tmp):
+    conf = os.path.join(tmp, "scan.conf")
+    with open(conf, "w") as f:
+        f.write("backend = tracer\n")
+    r = fake.run_scan(["--config", conf, "--check-config"])
+    ok(r.returncode == 0 and f"# backend: from {conf}:1\nbackend = tracer\n" in r.stdout,
+       "backend = tracer in the config file, printed by --check-config", r.stdout + r.stderr)
+    r = fake.run_scan(["--backend", "kernel", "--check-config"])
+    ok(r.returncode == 2 and "command line: invalid value 'kernel' for 'backend': expected "
+       "module, tracer or auto" in r.stderr,
+       f"a bad backend: exit 2 naming it (got {r.returncode})", r.stderr)
+
+
+def test_load_module(tmp):
+    """The unit's ExecStartPre (--load-module) follows the configured backend."""
+    sysmod = os.path.join(tmp, "sys-module")
+    run = os.path.join(tmp, "run-hwlat")
+    log = os.path.join(tmp, "module-tool.log")
+    os.mkdir(sysmod)
+    env = {"HWLAT_MODPROBE": fake.FAKE_MODPROBE, "HWLAT_SYS_MODULE": sysmod,
+           "HWLAT_RUN_DIR": run, "FAKE_MODPROBE_LOG": log}
+    marker = os.path.join(run, "loaded-by-scan")
+
+    def calls():
+        if not os.path.exists(log):
+            return []
+        with open(log) as f:
+            c = f.read().splitlines()
+        os.unlink(log)
+        return c
+
+    r = fake.run_scan(["--detector-dir", tmp, "--backend", "tracer", "--load-module"], env=env)
+    ok(r.returncode == 0 and calls() == [] and not os.path.exists(marker) and
+       "hwlat-scan: backend tracer: not loading the hwlat_detector module\n" in r.stderr,
+       f"--load-module with backend tracer loads nothing and says so (got {r.returncode})",
+       r.stderr)
+    r = fake.run_scan(["--detector-dir", tmp, "--backend", "auto", "--load-module"],
+                      env={**env, "FAKE_MODPROBE_MISSING": "1"})
+    ok(r.returncode == 0 and calls() == ["--dry-run --quiet hwlat_detector"] and
+       not os.path.exists(marker) and
+       "hwlat-scan: backend auto: the hwlat_detector module cannot be loaded (said above); "
+       "the scan will use the kernel's hwlat tracer" in r.stderr,
+       f"--load-module with backend auto and no module: exit 0, the tracer will scan "
+       f"(got {r.returncode})", r.stderr)
+    r = fake.run_scan(["--detector-dir", tmp, "--backend", "auto", "--load-module"], env=env)
+    ok(r.returncode == 0 and calls() == ["--dry-run --quiet hwlat_detector",
+                                         "--quiet hwlat_detector"] and os.path.exists(marker),
+       f"--load-module with backend auto and a module: loads it (got {r.returncode})", r.stderr)
+
+
+def main():
+    if not os.access(fake.SCAN, os.X_OK):
+        print(f"Bail out! {fake.SCAN} is not built")
+        return 1
+    import scan_tap  # the counts of ok (test-scan.py imports it)
+    return scan_tap.run((test_scan, test_threshold_default, test_sigterm_and_lock, test_refusals,
+                         test_busy_message, test_failures, test_auto, test_config,
+                         test_load_module))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
