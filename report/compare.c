@@ -22,7 +22,6 @@ struct side {
 	struct options *o;
 	const char *name;        /* "A" or "B" */
 	struct report_data d;
-	struct read_result res;
 	size_t n_scans;
 	struct gate_facts f;     /* scanned time and SMIs, as --fail-if sees them */
 	char why[160], smi_why[320];
@@ -91,11 +90,11 @@ static int choose_scans(struct report_data *d)
 	return (int)n;
 }
 
-/* Reads one side: its boot, its entries, its scans. */
-static int read_side(struct journal_set *set, struct side *x)
+/* Resolves the side's boot (an offset, or the newest with --boot alone). */
+static int select_side(struct journal_set *set, struct side *x)
 {
 	struct options *o = x->o;
-	int r, n;
+	int r;
 
 	if (o->have_boot_offset) {
 		r = boot_resolve(set, o->boot_offset, o->boot_id);
@@ -109,18 +108,64 @@ static int read_side(struct journal_set *set, struct side *x)
 		fprintf(stderr, "hwlat-report: --compare %s '%s': the journal holds no hwlat-scan "
 				"entries%s\n", x->name, o->compare[x->name[0] - 'A'],
 			o->have_boot ? " for this boot" : "");
-	if (r < 0)
-		return r;
-	report_data_init(&x->d, o);
-	x->d.read = &x->res;
-	r = journal_read(set, o, &(struct journal_handlers){ collect_sample, collect_summary },
-			 &x->d, &x->res);
-	if (r == -ENOMEM)
-		fprintf(stderr, "hwlat-report: out of memory\n");
-	else if (r == -EIO)
-		fprintf(stderr, "hwlat-report: no journal file could be read\n");
-	if (r < 0)
-		return r;
+	return r;
+}
+
+/*
+ * One walk serves both sides: it matches only what both share (the same
+ * scan or boot; from the earlier since), and each entry goes to the sides
+ * whose scan and boot it has (collect_sample() applies their since, until
+ * and cpu).
+ */
+static void walk_options(const struct options *a, const struct options *b, struct options *w)
+{
+	*w = *a;
+	w->have_scan = a->have_scan && b->have_scan && strcmp(a->scan_id, b->scan_id) == 0;
+	w->have_boot = a->have_boot && b->have_boot && strcmp(a->boot_id, b->boot_id) == 0;
+	w->have_since = a->have_since && b->have_since;
+	w->since_ns = a->since_ns < b->since_ns ? a->since_ns : b->since_ns;
+}
+
+static bool in_side(const struct options *o, const char *scan_id, const char *boot_id)
+{
+	return (!o->have_scan || strcmp(scan_id, o->scan_id) == 0) &&
+	       (!o->have_boot || strcmp(boot_id, o->boot_id) == 0);
+}
+
+static int sample_both(const struct hwlat_sample *s, void *userdata)
+{
+	struct side *x = userdata;
+
+	for (size_t i = 0; i < 2; i++)
+		if (in_side(x[i].o, s->scan_id, s->boot_id)) {
+			int r = collect_sample(s, &x[i].d);
+
+			if (r < 0)
+				return r;
+		}
+	return 0;
+}
+
+static int summary_both(const struct scan *s, void *userdata)
+{
+	struct side *x = userdata;
+
+	for (size_t i = 0; i < 2; i++)
+		if (in_side(x[i].o, s->id, s->boot_id)) {
+			int r = collect_summary(s, &x[i].d);
+
+			if (r < 0)
+				return r;
+		}
+	return 0;
+}
+
+/* The side's scans, once the walk is done. */
+static int finish_side(struct side *x)
+{
+	const struct options *o = x->o;
+	int n;
+
 	n = collect_finish(&x->d) > 0 ? choose_scans(&x->d) : 0;
 	if (n == -ENOMEM)
 		fprintf(stderr, "hwlat-report: out of memory\n");
@@ -213,10 +258,11 @@ static void row_smis(const struct side x[2])
 	print_close_object();
 }
 
-static void print_verdict(bool computed, double p)
+/* The p-value (after fmt) and whether it is below alpha. */
+static void print_verdict(bool computed, double p, const char *fmt)
 {
 	if (computed) {
-		print_double("p_value", "                p %s", p);
+		print_double("p_value", fmt, p);
 		print_bool("significant", NULL, p < COMPARE_ALPHA);
 		print_text(p < COMPARE_ALPHA ? ": significant at the 5 %% level\n" :
 					      ": not significant at the 5 %% level\n");
@@ -262,9 +308,9 @@ static void latency_test(const struct side x[2])
 		print_double("u_a", "                U(A) %s", r.u_a);
 		print_double("u_b", ", U(B) %s", r.u_b);
 		print_double("a_above_b", ", share of pairs with A above B %s", r.a_above);
-		print_double("z", ", z %s\n", r.z);
+		print_double("z", "\n                z %s", r.z);
 	}
-	print_verdict(!why, r.p);
+	print_verdict(!why, r.p, ", p %s");
 	print_close_object();
 }
 
@@ -299,17 +345,17 @@ static void smi_rate_test(const struct side x[2])
 		print_string("not_computed_reason", "                not computed: %s\n", why);
 	else
 		print_null("not_computed_reason", NULL);
-	print_verdict(!why, p);
+	print_verdict(!why, p, "                p %s");
 	print_close_object();
 }
 
-static void print_compare(const struct side x[2])
+static void print_compare(const struct side x[2], const struct read_result *res)
 {
 	const struct options *o = x[0].o;
 
 	print_u64("schema_version", NULL, REPORT_SCHEMA_VERSION);
 	print_text("hwlat comparison\n");
-	print_journal(&x[0].res);
+	print_journal(res);
 	print_open_object("compare");
 	print_open_object("selection");
 	print_string("a", "A:              %s\n", o->compare[0]);
@@ -344,13 +390,30 @@ static void print_compare(const struct side x[2])
 int compare_run(struct journal_set *set, struct options sides[2])
 {
 	struct side x[2] = { { .o = &sides[0], .name = "A" }, { .o = &sides[1], .name = "B" } };
+	struct read_result res = { 0 };
+	struct options walk;
 	int r = 0;
 
 	for (size_t i = 0; i < 2 && r >= 0; i++)
-		r = read_side(set, &x[i]);
+		r = select_side(set, &x[i]);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < 2; i++) {
+		report_data_init(&x[i].d, x[i].o);
+		x[i].d.read = &res;
+	}
+	walk_options(x[0].o, x[1].o, &walk);
+	r = journal_read(set, &walk, &(struct journal_handlers){ sample_both, summary_both }, x,
+			 &res);
+	if (r == -ENOMEM)
+		fprintf(stderr, "hwlat-report: out of memory\n");
+	else if (r == -EIO)
+		fprintf(stderr, "hwlat-report: no journal file could be read\n");
+	for (size_t i = 0; i < 2 && r >= 0; i++)
+		r = finish_side(&x[i]);
 	if (r >= 0) {
 		print_start(stdout, sides[0].mode == OUTPUT_JSON);
-		print_compare(x);
+		print_compare(x, &res);
 		r = print_end();
 		if (r < 0)
 			fprintf(stderr, "hwlat-report: cannot write the report: %s\n",
@@ -360,9 +423,8 @@ int compare_run(struct journal_set *set, struct options sides[2])
 	if (r >= 0 && sides[0].svg_path &&
 	    svg_write_compare(sides[0].svg_path, &x[0].d, &x[1].d) < 0)
 		r = -EIO;
-	for (size_t i = 0; i < 2; i++) {
+	for (size_t i = 0; i < 2; i++)
 		report_data_done(&x[i].d);
-		read_result_done(&x[i].res);
-	}
+	read_result_done(&res);
 	return r;
 }
