@@ -21,6 +21,7 @@
 struct side {
 	struct options *o;
 	const char *name;        /* "A" or "B" */
+	const char *terms;       /* as given */
 	struct report_data d;
 	size_t n_scans;
 	struct gate_facts f;     /* scanned time and SMIs, as --fail-if sees them */
@@ -106,7 +107,7 @@ static int select_side(struct journal_set *set, struct side *x)
 		fprintf(stderr, "hwlat-report: no journal file could be read\n");
 	if (r == -ENOENT)
 		fprintf(stderr, "hwlat-report: --compare %s '%s': the journal holds no hwlat-scan "
-				"entries%s\n", x->name, o->compare[x->name[0] - 'A'],
+				"entries%s\n", x->name, x->terms,
 			o->have_boot ? " for this boot" : "");
 	return r;
 }
@@ -163,7 +164,6 @@ static int summary_both(const struct scan *s, void *userdata)
 /* The side's scans, once the walk is done. */
 static int finish_side(struct side *x)
 {
-	const struct options *o = x->o;
 	int n;
 
 	n = collect_finish(&x->d) > 0 ? choose_scans(&x->d) : 0;
@@ -173,7 +173,7 @@ static int finish_side(struct side *x)
 		return n;
 	if (n == 0) {
 		fprintf(stderr, "hwlat-report: --compare %s '%s' matches no scan%s%s\n", x->name,
-			o->compare[x->name[0] - 'A'], x->d.no_match_reason ? ": " : "",
+			x->terms, x->d.no_match_reason ? ": " : "",
 			x->d.no_match_reason ? x->d.no_match_reason : "");
 		return -ENOENT;
 	}
@@ -389,7 +389,10 @@ static void print_compare(const struct side x[2], const struct read_result *res)
 
 int compare_run(struct journal_set *set, struct options sides[2])
 {
-	struct side x[2] = { { .o = &sides[0], .name = "A" }, { .o = &sides[1], .name = "B" } };
+	struct side x[2] = {
+		{ .o = &sides[0], .name = "A", .terms = sides[0].compare[0] },
+		{ .o = &sides[1], .name = "B", .terms = sides[1].compare[1] },
+	};
 	struct read_result res = { 0 };
 	struct options walk;
 	int r = 0;

@@ -250,19 +250,25 @@ static int parse_time_arg(const char *arg, uint64_t now, uint64_t *ret_ns, const
 }
 
 /* The keys of --compare terms; a term is KEY:VALUE. */
-static const char *const compare_keys[] = {
-	"scan", "boot", "host", "firmware", "product", "since", "until", "cpu",
+enum term_key {
+	TERM_SCAN, TERM_BOOT, TERM_HOST, TERM_FIRMWARE, TERM_PRODUCT, TERM_SINCE, TERM_UNTIL,
+	TERM_CPU, N_COMPARE_KEYS
 };
-#define N_COMPARE_KEYS (sizeof(compare_keys) / sizeof(compare_keys[0]))
+
+static const char *const compare_keys[N_COMPARE_KEYS] = {
+	[TERM_SCAN] = "scan", [TERM_BOOT] = "boot", [TERM_HOST] = "host",
+	[TERM_FIRMWARE] = "firmware", [TERM_PRODUCT] = "product", [TERM_SINCE] = "since",
+	[TERM_UNTIL] = "until", [TERM_CPU] = "cpu",
+};
 
 /* The index of the key s starts with ("host:..."), or -1. */
 static int compare_key(const char *s)
 {
-	for (size_t k = 0; k < N_COMPARE_KEYS; k++) {
+	for (int k = 0; k < N_COMPARE_KEYS; k++) {
 		size_t len = strlen(compare_keys[k]);
 
 		if (strncmp(s, compare_keys[k], len) == 0 && s[len] == ':')
-			return (int)k;
+			return k;
 	}
 	return -1;
 }
@@ -312,38 +318,36 @@ static int parse_compare_side(const char *arg, uint64_t now, struct options *sid
 		seen[k] = true;
 		if (!value[0])
 			return invalid("--compare term", term, "the value after ':' is empty");
-		switch (k) {
-		case 0:
+		r = 0;
+		switch ((enum term_key)k) {
+		case TERM_SCAN:
 			r = parse_scan(value, side, "--compare term", term);
 			side->all = false;
 			break;
-		case 1:
-			side->have_boot_offset = false;
+		case TERM_BOOT:
 			r = parse_boot(value, side, "--compare term", term);
 			break;
-		case 2:
+		case TERM_HOST:
 			side->host = value;
-			r = 0;
 			break;
-		case 3:
+		case TERM_FIRMWARE:
 			side->firmware = value;
-			r = 0;
 			break;
-		case 4:
+		case TERM_PRODUCT:
 			side->product = value;
-			r = 0;
 			break;
-		case 5:
+		case TERM_SINCE:
 			side->have_since = true;
 			side->since_arg = value;
 			r = parse_time_arg(value, now, &side->since_ns, "--compare term", term);
 			break;
-		case 6:
+		case TERM_UNTIL:
 			side->have_until = true;
 			side->until_arg = value;
 			r = parse_time_arg(value, now, &side->until_ns, "--compare term", term);
 			break;
-		default:
+		case TERM_CPU:
+		case N_COMPARE_KEYS:
 			r = parse_cpus(value, side, "--compare term", term);
 			break;
 		}
