@@ -16,8 +16,6 @@ void rank_test_add(struct rank_test *t, uint64_t a, uint64_t b)
 {
 	unsigned __int128 n = (unsigned __int128)a + b;
 
-	if (n == 0)
-		return;
 	/* Each a is above every b so far and ties with the b of its group. */
 	t->u2_a += (unsigned __int128)a * (2 * (unsigned __int128)t->n_b + b);
 	t->ties += n * n * n - n;
@@ -37,7 +35,8 @@ int rank_test_result(const struct rank_test *t, struct rank_result *ret)
 	ret->u_b = na * nb - ret->u_a;
 	ret->a_above = ret->u_a / (na * nb);
 	mean = na * nb / 2;
-	var = na * nb / 12 * ((n + 1) - (n > 1 ? (double)t->ties / (n * (n - 1)) : 0));
+	/* n >= 2 here: both sides hold a value. */
+	var = na * nb / 12 * ((n + 1) - (double)t->ties / (n * (n - 1)));
 	d = fabs(ret->u_a - mean);
 	if (var <= 0 || d <= 0.5) {
 		/* Every value ties, or U is at its mean: no evidence at all. */
@@ -48,9 +47,7 @@ int rank_test_result(const struct rank_test *t, struct rank_result *ret)
 	ret->z = (d - 0.5) / sqrt(var);
 	if (ret->u_a < mean)
 		ret->z = -ret->z;
-	ret->p = erfc(fabs(ret->z) / sqrt(2));
-	if (ret->p > 1)
-		ret->p = 1;
+	ret->p = erfc(fabs(ret->z) / sqrt(2)); /* at most 1: |z| > 0 */
 	return 0;
 }
 
@@ -145,10 +142,8 @@ int poisson_rates_test(uint64_t k_a, double t_a, uint64_t k_b, double t_b, doubl
 	mode = (uint64_t)floor(((double)n + 1) * p);
 	if (mode > n)
 		mode = n;
-	if (k_a == mode) {
-		*ret_p = 1;
-		return 0;
-	}
+	/* k_a at the mode: the search below the mode finds every outcome no
+	 * more likely, and p is 1. */
 	if (k_a < mode) {
 		/* The first outcome above the mode no more likely than k_a. */
 		lo = mode;
@@ -163,7 +158,7 @@ int poisson_rates_test(uint64_t k_a, double t_a, uint64_t k_b, double t_b, doubl
 		}
 		r = binomial_cdf(k_a, n, p) + (lo <= n ? binomial_sf(lo, n, p) : 0);
 	} else {
-		/* The last outcome below the mode no more likely than k_a. */
+		/* The last outcome below the mode (or k_a) no more likely than k_a. */
 		uint64_t y;
 		bool found = false;
 

@@ -112,6 +112,11 @@ static void test_binomial(void)
 	ok(near(p, 0.009493122174722495, 1e-10), "B(30,.2): P(X>=12) (got %.17g)", p);
 	ok(binomial_cdf(30, 30, 0.2) == 1 && binomial_sf(0, 30, 0.2) == 1 &&
 	   binomial_sf(31, 30, 0.2) == 0, "B(30,.2): the whole range is 1, beyond it 0");
+	ok(binomial_sf(0, 30, 0.01) == 1 && binomial_cdf(40, 30, 0.99) == 1,
+	   "B(30,.01): P(X>=0) = 1; B(30,.99): P(X<=40) = 1");
+	/* 1 - 0.8^30 = 0.9987620599607147 (the complement of no success). */
+	p = binomial_sf(1, 30, 0.2);
+	ok(near(p, 0.9987620599607147, 1e-12), "B(30,.2): P(X>=1) = 1 - .8^30 (got %.17g)", p);
 
 	/* 10 vs 2 SMIs in equal times: both tails of B(12, .5) = 158/4096. */
 	rc = poisson_rates_test(10, 1, 2, 1, &p);
@@ -133,7 +138,14 @@ static void test_binomial(void)
 	ok(rc == 0 && near(p, 4.630880897739289e-11, 1e-8), "30 in 1 vs 10 in 3: p 4.63e-11 "
 	   "(got %.17g)", p);
 	rc = poisson_rates_test(3, 1, 3, 1, &p);
-	ok(rc == 0 && p == 1, "3 vs 3 in equal time: p 1 (got %.17g)", p);
+	ok(rc == 0 && near(p, 1, 1e-12), "3 vs 3 in equal time: p 1 (got %.17g)", p);
+	/* At the mode of B(6, 1/2) from the other side: 1 in 1 vs 5 in 5 is B(6,
+	 * 1/6), mode floor(7/6) = 1: every other outcome is less likely, p 1. */
+	rc = poisson_rates_test(1, 1, 5, 5, &p);
+	ok(rc == 0 && near(p, 1, 1e-12), "1 in 1 vs 5 in 5: k_a at the mode, p 1 (got %.17g)", p);
+	/* 0 vs 4 in equal time: both tails of B(4, .5), 2/16. */
+	rc = poisson_rates_test(0, 1, 4, 1, &p);
+	ok(rc == 0 && near(p, 0.125, 1e-12), "0 vs 4: p = 2/16 (got %.17g)", p);
 	rc = poisson_rates_test(0, 5, 0, 1, &p);
 	ok(rc == 0 && p == 1, "no SMI on either side: p 1 (got %.17g)", p);
 	/* Big counts cost nothing more: 10^9 + 10^5 vs 10^9 in equal time is
