@@ -133,10 +133,7 @@ int poisson_rates_test(uint64_t k_a, double t_a, uint64_t k_b, double t_b, doubl
 	if (!(t_a > 0) || !(t_b > 0) || n < k_a)
 		return -EDOM;
 	p = t_a / (t_a + t_b);
-	if (n == 0) {
-		*ret_p = 1;
-		return 0;
-	}
+	/* n = 0 needs no case of its own: k_a = 0 is the mode, p is 1. */
 	/* As R's binom.test: outcomes within a relative 1e-7 of k_a's count as likely. */
 	limit = binomial_log_pmf(k_a, n, p) + log1p(1e-7);
 	mode = (uint64_t)floor(((double)n + 1) * p);
