@@ -38,8 +38,9 @@ int rank_test_result(const struct rank_test *t, struct rank_result *ret)
 	/* n >= 2 here: both sides hold a value. */
 	var = na * nb / 12 * ((n + 1) - (double)t->ties / (n * (n - 1)));
 	d = fabs(ret->u_a - mean);
-	if (var <= 0 || d <= 0.5) {
-		/* Every value ties, or U is at its mean: no evidence at all. */
+	/* When every value ties (the variance is 0), U is at its mean. */
+	if (d <= 0.5) {
+		/* U within the continuity correction of its mean: no evidence. */
 		ret->z = 0;
 		ret->p = 1;
 		return 0;

@@ -37,7 +37,8 @@ struct rank_result {
 void rank_test_init(struct rank_test *t);
 /* The next group of equal values (larger than every group before): a of A, b of B. */
 void rank_test_add(struct rank_test *t, uint64_t a, uint64_t b);
-/* Returns 0, or -EDOM when a side has no value (nothing to rank). */
+/* Returns 0, or -EDOM when a side has no value (nothing to rank; *ret is
+ * then all 0). */
 int rank_test_result(const struct rank_test *t, struct rank_result *ret);
 
 /*

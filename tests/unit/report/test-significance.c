@@ -78,8 +78,10 @@ static void test_ranks(void)
 	ok(rc == 0 && r.u_a == 0 && r.u_b == 1, "empty groups change nothing (got %g)", r.u_a);
 	rc = ranks((const unsigned[]){ 0, 0 }, (const unsigned[]){ 4, 1 }, 2, &r);
 	ok(rc == -EDOM, "A empty: -EDOM (got %d)", rc);
+	r = (struct rank_result){ .u_a = 7, .u_b = 7, .a_above = 7, .z = 7, .p = 7 };
 	rc = ranks((const unsigned[]){ 3 }, (const unsigned[]){ 0 }, 1, &r);
-	ok(rc == -EDOM, "B empty: -EDOM (got %d)", rc);
+	ok(rc == -EDOM && r.u_a == 0 && r.u_b == 0 && r.a_above == 0 && r.z == 0 && r.p == 0,
+	   "B empty: -EDOM, the result all 0 (got %d, p %g)", rc, r.p);
 
 	/* Large groups stay exact: 10^6 a above 10^6 b, U_a = 10^12. */
 	{
