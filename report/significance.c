@@ -86,15 +86,12 @@ static double beta_fraction(double a, double b, double x)
 	return h;
 }
 
-/* The regularised incomplete beta function I_x(a, b), a, b > 0. */
+/* The regularised incomplete beta function I_x(a, b), a, b > 0, 0 < x < 1. */
 static double beta_inc(double a, double b, double x)
 {
 	double front;
 
-	if (x <= 0)
-		return 0;
-	if (x >= 1)
-		return 1;
+	/* 0 < x < 1 here: poisson_rates_test() keeps p off both ends. */
 	front = exp(lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) + b * log1p(-x));
 	/* The fraction converges fast on this side of the mean; else use symmetry. */
 	if (x < (a + 1) / (a + b + 2))
@@ -133,7 +130,9 @@ int poisson_rates_test(uint64_t k_a, double t_a, uint64_t k_b, double t_b, doubl
 
 	if (!(t_a > 0) || !(t_b > 0) || n < k_a)
 		return -EDOM;
-	p = t_a / (t_a + t_b);
+	/* A share of time that rounds to 0 or 1 (one side scanned 2^53 times
+	 * longer) would make log(p) or log(1 - p) infinite. */
+	p = fmin(fmax(t_a / (t_a + t_b), DBL_MIN), 1 - DBL_EPSILON);
 	/* n = 0 needs no case of its own: k_a = 0 is the mode, p is 1. */
 	/* As R's binom.test: outcomes within a relative 1e-7 of k_a's count as likely. */
 	limit = binomial_log_pmf(k_a, n, p) + log1p(1e-7);

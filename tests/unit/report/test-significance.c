@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "significance.h"
@@ -155,7 +156,19 @@ static void test_binomial(void)
 	rc = poisson_rates_test(1000100000, 1, 1000000000, 1, &p);
 	ok(rc == 0 && p > 0.024 && p < 0.027, "10^9-sized counts: p ~0.0253 (got %.17g)", p);
 	rc = poisson_rates_test(1, 0, 1, 1, &p);
-	ok(rc == -EDOM, "no time scanned on a side: -EDOM (got %d)", rc);
+	ok(rc == -EDOM, "no time scanned by A: -EDOM (got %d)", rc);
+	rc = poisson_rates_test(1, 1, 1, 0, &p);
+	ok(rc == -EDOM, "no time scanned by B: -EDOM (got %d)", rc);
+	rc = poisson_rates_test(UINT64_MAX, 1, 1, 1, &p);
+	ok(rc == -EDOM, "counts whose sum overflows: -EDOM (got %d)", rc);
+	/* A's share of the time rounds to 1: A's 1 SMI is what one rate
+	 * expects (p 1); B's 1 SMI in 1 ns against A's 10^18 ns is as unlikely
+	 * as 1 - p = 10^-18 (within the 2^-52 the share is kept off 1). */
+	rc = poisson_rates_test(1, 1e18, 0, 1, &p);
+	ok(rc == 0 && near(p, 1, 1e-12), "1 in 10^18 ns vs 0 in 1 ns: p 1 (got %.17g)", p);
+	rc = poisson_rates_test(0, 1e18, 1, 1, &p);
+	ok(rc == 0 && p > 0 && p < 1e-15, "0 in 10^18 ns vs 1 in 1 ns: p < 10^-15 (got %.17g)",
+	   p);
 }
 
 int main(void)
