@@ -115,8 +115,9 @@ static void test_binomial(void)
 	ok(near(p, 0.009493122174722495, 1e-10), "B(30,.2): P(X>=12) (got %.17g)", p);
 	ok(binomial_cdf(30, 30, 0.2) == 1 && binomial_sf(0, 30, 0.2) == 1 &&
 	   binomial_sf(31, 30, 0.2) == 0, "B(30,.2): the whole range is 1, beyond it 0");
-	ok(binomial_sf(0, 30, 0.01) == 1 && binomial_cdf(40, 30, 0.99) == 1,
-	   "B(30,.01): P(X>=0) = 1; B(30,.99): P(X<=40) = 1");
+	ok(binomial_sf(0, 30, 0.01) == 1 && binomial_cdf(30, 30, 0.99) == 1 &&
+	   binomial_cdf(40, 30, 0.99) == 1,
+	   "B(30,.01): P(X>=0) = 1; B(30,.99): P(X<=30) = P(X<=40) = 1");
 	/* 1 - 0.8^30 = 0.9987620599607147 (the complement of no success). */
 	p = binomial_sf(1, 30, 0.2);
 	ok(near(p, 0.9987620599607147, 1e-12), "B(30,.2): P(X>=1) = 1 - .8^30 (got %.17g)", p);
