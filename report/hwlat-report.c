@@ -18,6 +18,7 @@
 
 #include "boots.h"
 #include "collect.h"
+#include "compare.h"
 #include "csv.h"
 #include "gates.h"
 #include "list-scans.h"
@@ -61,6 +62,11 @@ static void help(void)
 	       "                          product (system vendor and product)\n"
 	       "      --list-scans        list the scans (id, host, boot, start, duration,\n"
 	       "                          status, max), one per line\n"
+	       "      --compare A B       compare two selections and test whether they\n"
+	       "                          differ by more than chance; A and B are terms\n"
+	       "                          joined by commas: scan:ID, boot:ID|OFFSET,\n"
+	       "                          host:NAME, firmware:VERSION, product:NAME,\n"
+	       "                          since:TIME, until:TIME, cpu:LIST\n"
 	       "Output:\n"
 	       "  -H, --histogram         print histograms\n"
 	       "      --bucket-size=SPAN  linear buckets of SPAN (default unit us)\n"
@@ -102,6 +108,16 @@ static int usage_error(const char *fmt, const char *arg, const char *why)
 	return -EINVAL;
 }
 
+/* "invalid --scan 'x': why" for an option, "invalid --compare term
+ * 'scan:x': why" for a term of --compare. */
+static int invalid(const char *what, const char *shown, const char *why)
+{
+	char fmt[64];
+
+	snprintf(fmt, sizeof(fmt), "invalid %s '%%s'", what);
+	return usage_error(fmt, shown, why);
+}
+
 static const char *when_error(int r, const char *why)
 {
 	if (why[0])
@@ -135,6 +151,7 @@ enum {
 	ARG_UTC,
 	ARG_LIST_SCANS,
 	ARG_OPENMETRICS,
+	ARG_COMPARE,
 };
 
 /* "50,99,99.99": 1 to REPORT_PERCENTILES_MAX values from 0 to 100, printed
@@ -186,7 +203,7 @@ static bool parse_boot_offset(const char *s, int64_t *ret)
 	return true;
 }
 
-static int parse_boot(const char *arg, struct options *o)
+static int parse_boot(const char *arg, struct options *o, const char *what, const char *shown)
 {
 	o->have_boot = true;
 	o->boot_id[0] = '\0';
@@ -196,14 +213,160 @@ static int parse_boot(const char *arg, struct options *o)
 	if (o->have_boot_offset)
 		return 0;
 	if (normalize_id128(arg, o->boot_id) < 0)
-		return usage_error("invalid --boot '%s'", arg,
-				   "expected a 32-hex-digit boot ID or an offset "
-				   "(0 newest, -1 the one before, 1 the oldest)");
+		return invalid(what, shown ? shown : arg,
+			       "expected a 32-hex-digit boot ID or an offset "
+			       "(0 newest, -1 the one before, 1 the oldest)");
+	return 0;
+}
+
+static int parse_scan(const char *arg, struct options *o, const char *what, const char *shown)
+{
+	if (normalize_id128(arg, o->scan_id) < 0)
+		return invalid(what, shown, "a scan ID is 32 hex digits");
+	o->have_scan = true;
+	return 0;
+}
+
+static int parse_cpus(const char *arg, struct options *o, const char *what, const char *shown)
+{
+	int r = parse_cpulist(arg, &o->cpus);
+
+	if (r < 0)
+		return invalid(what, shown, r == -ERANGE ? "CPU numbers must be below 1024" :
+							   "expected a CPU list such as 0-3,6");
+	o->have_cpus = true;
+	o->cpus_arg = arg;
+	return 0;
+}
+
+/* --since/--until or since:/until: into *ret_ns, read after --utc. */
+static int parse_time_arg(const char *arg, uint64_t now, uint64_t *ret_ns, const char *what,
+			  const char *shown)
+{
+	char why[256];
+	int r = parse_when(arg, now, ret_ns, why, sizeof(why));
+
+	return r < 0 ? invalid(what, shown, when_error(r, why)) : 0;
+}
+
+/* The keys of --compare terms; a term is KEY:VALUE. */
+enum term_key {
+	TERM_SCAN, TERM_BOOT, TERM_HOST, TERM_FIRMWARE, TERM_PRODUCT, TERM_SINCE, TERM_UNTIL,
+	TERM_CPU, N_COMPARE_KEYS
+};
+
+static const char *const compare_keys[N_COMPARE_KEYS] = {
+	[TERM_SCAN] = "scan", [TERM_BOOT] = "boot", [TERM_HOST] = "host",
+	[TERM_FIRMWARE] = "firmware", [TERM_PRODUCT] = "product", [TERM_SINCE] = "since",
+	[TERM_UNTIL] = "until", [TERM_CPU] = "cpu",
+};
+
+/* The index of the key s starts with ("host:..."), or -1. */
+static int compare_key(const char *s)
+{
+	for (int k = 0; k < N_COMPARE_KEYS; k++) {
+		size_t len = strlen(compare_keys[k]);
+
+		if (strncmp(s, compare_keys[k], len) == 0 && s[len] == ':')
+			return k;
+	}
+	return -1;
+}
+
+#define TERM_EXPECTED "expected scan:ID, boot:ID|OFFSET, host:NAME, firmware:VERSION, " \
+		      "product:NAME, since:TIME, until:TIME or cpu:LIST"
+
+/*
+ * One side of --compare: the terms of arg, joined by commas, applied on
+ * top of the common options in side. A comma starts a new term only
+ * before a key ("cpu:0-3,6,host:a" is cpu:0-3,6 and host:a), so values
+ * may hold commas. *buf keeps the values side points to (freed by the
+ * caller).
+ */
+static int parse_compare_side(const char *arg, uint64_t now, struct options *side, char **buf)
+{
+	bool seen[N_COMPARE_KEYS] = { false };
+	char *term, *next, why[160];
+	int r;
+
+	*buf = strdup(arg);
+	if (!*buf)
+		return -ENOMEM;
+	/* Each side picks its scans: every scan of the journal unless scan:. */
+	side->all = true;
+	if (!arg[0])
+		return usage_error("invalid --compare selection '%s'", arg,
+				   "expected terms such as host:NAME or scan:ID, joined by commas");
+	for (term = *buf; term; term = next) {
+		const char *value;
+		int k;
+
+		/* The next comma before a key ends this term. */
+		for (next = strchr(term, ','); next && compare_key(next + 1) < 0;
+		     next = strchr(next + 1, ','))
+			;
+		if (next)
+			*next++ = '\0';
+		k = compare_key(term);
+		if (k < 0)
+			return invalid("--compare term", term, TERM_EXPECTED);
+		value = term + strlen(compare_keys[k]) + 1;
+		if (seen[k]) {
+			snprintf(why, sizeof(why), "%s: is given twice in '%s'", compare_keys[k], arg);
+			return invalid("--compare term", term, why);
+		}
+		seen[k] = true;
+		if (!value[0])
+			return invalid("--compare term", term, "the value after ':' is empty");
+		r = 0;
+		switch ((enum term_key)k) {
+		case TERM_SCAN:
+			r = parse_scan(value, side, "--compare term", term);
+			side->all = false;
+			break;
+		case TERM_BOOT:
+			r = parse_boot(value, side, "--compare term", term);
+			break;
+		case TERM_HOST:
+			side->host = value;
+			break;
+		case TERM_FIRMWARE:
+			side->firmware = value;
+			break;
+		case TERM_PRODUCT:
+			side->product = value;
+			break;
+		case TERM_SINCE:
+			side->have_since = true;
+			side->since_arg = value;
+			r = parse_time_arg(value, now, &side->since_ns, "--compare term", term);
+			break;
+		case TERM_UNTIL:
+			side->have_until = true;
+			side->until_arg = value;
+			r = parse_time_arg(value, now, &side->until_ns, "--compare term", term);
+			break;
+		case TERM_CPU:
+		case N_COMPARE_KEYS:
+			r = parse_cpus(value, side, "--compare term", term);
+			break;
+		}
+		if (r < 0)
+			return r;
+	}
+	if (side->have_since && side->have_until && side->since_ns > side->until_ns)
+		return usage_error("--compare selection '%s': its since is after its until", arg,
+				   NULL);
+	/* Machine identity comes with the summary, at the end of a scan: keep
+	 * the statistics per scan until it is known which scans belong. */
+	if (side->host || side->firmware || side->product)
+		side->by = GROUP_SCAN;
 	return 0;
 }
 
 /* Returns 1 to go on, 0 to exit successfully (--help), -EINVAL on misuse. */
-static int parse_args(int argc, char **argv, struct options *o)
+static int parse_args(int argc, char **argv, struct options *o, struct options sides[2],
+		      char *side_bufs[2])
 {
 	static const struct option longopts[] = {
 		{ "directory", required_argument, NULL, 'D' },
@@ -230,6 +393,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "utc", no_argument, NULL, ARG_UTC },
 		{ "list-scans", no_argument, NULL, ARG_LIST_SCANS },
 		{ "openmetrics", no_argument, NULL, ARG_OPENMETRICS },
+		{ "compare", required_argument, NULL, ARG_COMPARE },
 		{}
 	};
 	static const double default_percentiles[] = { 50, 90, 99, 99.9 };
@@ -260,10 +424,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 			break;
 		}
 		case ARG_SCAN:
-			if (normalize_id128(optarg, o->scan_id) < 0)
-				return usage_error("invalid --scan '%s'", optarg,
-						   "a scan ID is 32 hex digits");
-			o->have_scan = true;
+			r = parse_scan(optarg, o, "--scan", optarg);
+			if (r < 0)
+				return r;
 			break;
 		case 'a':
 			o->all = true;
@@ -279,7 +442,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 			    (parse_boot_offset(argv[optind], &offset) ||
 			     (argv[optind][0] != '-' && normalize_id128(argv[optind], id) == 0)))
 				arg = argv[optind++];
-			r = parse_boot(arg, o);
+			r = parse_boot(arg, o, "--boot", arg);
 			if (r < 0)
 				return r;
 			break;
@@ -294,13 +457,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 			o->until_arg = optarg;
 			break;
 		case 'c':
-			r = parse_cpulist(optarg, &o->cpus);
+			r = parse_cpus(optarg, o, "--cpu", optarg);
 			if (r < 0)
-				return usage_error("invalid --cpu '%s'", optarg,
-						   r == -ERANGE ? "CPU numbers must be below 1024" :
-								  "expected a CPU list such as 0-3,6");
-			o->have_cpus = true;
-			o->cpus_arg = optarg;
+				return r;
 			break;
 		case ARG_BY:
 			if (by_arg) {
@@ -378,6 +537,17 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case ARG_OPENMETRICS:
 			openmetrics = true;
 			break;
+		case ARG_COMPARE:
+			if (o->compare[0])
+				return usage_error("%s", "--compare given twice: it compares two "
+						   "selections", NULL);
+			/* "--compare A B": B is the next argument. */
+			if (optind >= argc)
+				return usage_error("%s", "--compare needs two selections, A and B "
+						   "(e.g. --compare firmware:1.0 firmware:2.0)", NULL);
+			o->compare[0] = optarg;
+			o->compare[1] = argv[optind++];
+			break;
 		case 'h':
 			help();
 			return 0;
@@ -402,14 +572,14 @@ static int parse_args(int argc, char **argv, struct options *o)
 		tzset();
 	}
 	if (o->have_since) {
-		r = parse_when(o->since_arg, now, &o->since_ns, why, sizeof(why));
+		r = parse_time_arg(o->since_arg, now, &o->since_ns, "--since", o->since_arg);
 		if (r < 0)
-			return usage_error("invalid --since '%s'", o->since_arg, when_error(r, why));
+			return r;
 	}
 	if (o->have_until) {
-		r = parse_when(o->until_arg, now, &o->until_ns, why, sizeof(why));
+		r = parse_time_arg(o->until_arg, now, &o->until_ns, "--until", o->until_arg);
 		if (r < 0)
-			return usage_error("invalid --until '%s'", o->until_arg, when_error(r, why));
+			return r;
 	}
 	if (entries && !bucket)
 		return usage_error("%s", "--entries counts linear buckets: it needs --bucket-size",
@@ -435,6 +605,23 @@ static int parse_args(int argc, char **argv, struct options *o)
 		return usage_error("%s", "--openmetrics prints the metrics only; it takes no "
 				   "--json, --csv, --histogram, --bucket-size, --svg, --hardlimit, "
 				   "--fail-if, --by or --list-scans", NULL);
+	if (o->compare[0]) {
+		/* The comparison prints its own table of two selections. */
+		static const char *const excluded[] = {
+			"--csv", "--openmetrics", "--list-scans", "--by", "--histogram",
+			"--bucket-size", "--entries", "--hardlimit", "--fail-if", "--scan", "--all",
+		};
+		const bool given[] = {
+			csv, openmetrics, o->list_scans, o->by != GROUP_NONE, o->histogram,
+			bucket, entries, o->have_hardlimit, o->gates.n > 0, o->have_scan, o->all,
+		};
+
+		for (size_t i = 0; i < sizeof(given) / sizeof(given[0]); i++)
+			if (given[i])
+				return usage_error("--compare does not take %s", excluded[i],
+						   "it prints two selections side by side; choose "
+						   "them with terms such as scan:ID or host:NAME");
+	}
 	if (o->list_scans && (csv || o->histogram || bucket || o->svg_path ||
 			      o->have_hardlimit || o->by != GROUP_NONE || o->gates.n > 0 ||
 			      percentiles || o->have_cpus || o->have_scan || o->all))
@@ -457,12 +644,21 @@ static int parse_args(int argc, char **argv, struct options *o)
 
 		o->color = isatty(STDOUT_FILENO) && !(no_color && *no_color);
 	}
+	if (o->compare[0]) {
+		/* The common options hold for both sides; the terms add to them. */
+		for (size_t i = 0; i < 2; i++) {
+			sides[i] = *o;
+			r = parse_compare_side(o->compare[i], now, &sides[i], &side_bufs[i]);
+			if (r < 0)
+				return r;
+		}
+	}
 	return 1;
 }
 
 static int run_set(struct journal_set *set, struct options *o);
 
-static int run(struct options *o)
+static int run(struct options *o, struct options sides[2])
 {
 	struct journal_set set;
 	int r;
@@ -470,7 +666,12 @@ static int run(struct options *o)
 	r = journal_set_make(o, &set);
 	if (r < 0)
 		return EXIT_ERROR;
-	r = run_set(&set, o);
+	if (o->compare[0]) {
+		r = compare_run(&set, sides);
+		r = r == -ENOENT ? EXIT_NO_MATCH : r < 0 ? EXIT_ERROR : EXIT_SUCCESS;
+	} else {
+		r = run_set(&set, o);
+	}
 	journal_set_done(&set);
 	return r;
 }
@@ -617,15 +818,19 @@ out:
 
 int main(int argc, char **argv)
 {
-	struct options o = { .entries = STATS_LINEAR_DEFAULT };
+	struct options o = { .entries = STATS_LINEAR_DEFAULT }, sides[2];
+	char *side_bufs[2] = { NULL, NULL };
 	int r;
 
-	r = parse_args(argc, argv, &o);
-	if (r <= 0) {
-		free(o.files);
-		return r == 0 ? EXIT_SUCCESS : EXIT_USAGE;
-	}
-	r = run(&o);
+	r = parse_args(argc, argv, &o, sides, side_bufs);
+	if (r == -ENOMEM)
+		fprintf(stderr, "hwlat-report: out of memory\n");
+	if (r > 0)
+		r = run(&o, sides);
+	else
+		r = r == 0 ? EXIT_SUCCESS : r == -ENOMEM ? EXIT_ERROR : EXIT_USAGE;
+	free(side_bufs[0]);
+	free(side_bufs[1]);
 	free(o.files);
 	return r;
 }

@@ -179,8 +179,7 @@ static void print_scan_identity(const struct scan *s)
 		print_recorded("cpu_count", has ? ", CPU count %s\n" : NULL, "");
 }
 
-/* What could not be read: skipped entries, corrupt or unreadable files. */
-static void print_journal(const struct read_result *res)
+void print_journal(const struct read_result *res)
 {
 	static const struct read_result none;
 
@@ -429,21 +428,22 @@ static bool group_by_identity(enum group_by by)
 	return by == GROUP_FIRMWARE || by == GROUP_PRODUCT;
 }
 
-/* The raw label of a --by firmware/product group ("not recorded" for
- * scans whose summary has no identity); unescaped: print it escaped. */
-static char *identity_label(const struct report_data *d, const struct group *g, char *buf,
-			    size_t size)
+char *scan_identity_label(const struct scan *s, enum group_by by, char *buf, size_t size)
 {
-	const struct scan *s = &d->scans[g->scan_index];
-
-	if (d->o->by == GROUP_FIRMWARE && (s->bios_vendor[0] || s->bios_version[0] ||
-					   s->bios_date[0]))
+	if (by == GROUP_FIRMWARE && (s->bios_vendor[0] || s->bios_version[0] || s->bios_date[0]))
 		snprintf(buf, size, "%s %s (%s)", s->bios_vendor, s->bios_version, s->bios_date);
-	else if (d->o->by == GROUP_PRODUCT && (s->sys_vendor[0] || s->product_name[0]))
+	else if (by == GROUP_PRODUCT && (s->sys_vendor[0] || s->product_name[0]))
 		snprintf(buf, size, "%s %s", s->sys_vendor, s->product_name);
 	else
 		snprintf(buf, size, "not recorded");
 	return buf;
+}
+
+/* The raw label of a --by firmware/product group; unescaped: print it escaped. */
+static char *identity_label(const struct report_data *d, const struct group *g, char *buf,
+			    size_t size)
+{
+	return scan_identity_label(&d->scans[g->scan_index], d->o->by, buf, size);
 }
 
 /* The JSON keys of a group and, as text, its label. */

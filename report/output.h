@@ -13,5 +13,12 @@ char *describe_filters(const struct options *o, char *buf, size_t size);
 /* Prints the whole report; *ret_exceeded tells whether --hardlimit was
  * exceeded. Returns 0 or a negative errno. */
 int print_report(struct report_data *d, bool *ret_exceeded);
+/* What could not be read ("journal"): skipped entries, corrupt or
+ * unreadable files. */
+void print_journal(const struct read_result *res);
+/* The identity of a scan as --by firmware ("vendor version (date)") or
+ * product ("vendor product") labels it, "not recorded" without one; raw
+ * (print it escaped). Returns buf. */
+char *scan_identity_label(const struct scan *s, enum group_by by, char *buf, size_t size);
 /* Windows a scan lost: its summary's count, else the sequence gaps seen. */
 uint64_t scan_dropped(const struct scan *s);

@@ -54,6 +54,12 @@ struct options {
 	bool list_scans;
 	bool have_boot_offset;    /* --boot -1: resolved into boot_id */
 	int64_t boot_offset;
+	/* --compare A B: the selections as given (report/compare.h). */
+	const char *compare[2];
+	/* A side of --compare: only scans of this host (host name or machine
+	 * ID), firmware (BIOS version, or "vendor version (date)") or product
+	 * (product name, or "vendor product"); NULL: any. */
+	const char *host, *firmware, *product;
 };
 
 /* One sample entry (MESSAGE_ID HWLAT_SAMPLE_MESSAGE_ID). */

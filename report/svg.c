@@ -377,7 +377,135 @@ static int write_svg(FILE *f, const struct report_data *d)
 	return 0;
 }
 
-int svg_write(const char *path, const struct report_data *d)
+/* The two histograms of --compare, overlaid, on the buckets of both. */
+struct pair {
+	const struct report_data *a, *b;
+};
+
+#define C_A "#3b7dd8"
+#define C_B "#e66100"
+
+/* The count of the bucket of b that starts at low_ns (0 when none). */
+static uint64_t count_at(const struct bucket *b, int n, uint64_t low_ns)
+{
+	for (int i = 0; i < n; i++)
+		if (b[i].low_ns == low_ns)
+			return b[i].count;
+	return 0;
+}
+
+static int write_compare(FILE *f, const void *userdata)
+{
+	const struct pair *p = userdata;
+	_cleanup_free_ struct bucket *ba = NULL;
+	_cleanup_free_ struct bucket *bb = NULL;
+	_cleanup_free_ struct bucket *both = NULL;
+	const struct report_data *side[2] = { p->a, p->b };
+	const struct bucket *mine[2];
+	int n[2], nb, r;
+	uint64_t largest = 1;
+	double bw, ymax;
+	char buf[1200], l1[32], l2[32];
+	struct stats merged;
+
+	stats_init(&merged, 0, 0);
+	r = stats_merge(&merged, &p->a->all);
+	if (r >= 0)
+		r = stats_merge(&merged, &p->b->all);
+	if (r >= 0)
+		r = nb = stats_buckets(&merged, &both);
+	stats_done(&merged);
+	if (r < 0)
+		return r;
+	n[0] = stats_buckets(&p->a->all, &ba);
+	if (n[0] < 0)
+		return n[0];
+	n[1] = stats_buckets(&p->b->all, &bb);
+	if (n[1] < 0)
+		return n[1];
+	mine[0] = ba;
+	mine[1] = bb;
+
+	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		   "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+		   "font-family=\"DejaVu Sans, Arial, Helvetica, sans-serif\">\n"
+		   "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
+		W, HIST_TOP + HIST_H + 160, W, HIST_TOP + HIST_H + 160);
+	text(f, LEFT, 32, "start", "font-size=\"20\" font-weight=\"bold\"",
+	     "hwlat comparison: latency histograms of A and B overlaid");
+	for (int i = 0; i < 2; i++) {
+		const struct stats *st = &side[i]->all;
+		char style[80];
+
+		if (st->n)
+			snprintf(buf, sizeof(buf), "%s: %s: %" PRIu64 " samples, max %s, p99 %s",
+				 i ? "B" : "A", side[i]->o->compare[i], st->n, lat(st->max_ns, l1),
+				 lat(stats_percentile(st, 99), l2));
+		else
+			snprintf(buf, sizeof(buf), "%s: %s: 0 samples", i ? "B" : "A",
+				 side[i]->o->compare[i]);
+		snprintf(style, sizeof(style), "font-size=\"13\" fill=\"%s\"", i ? C_B : C_A);
+		fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\" "
+			   "fill-opacity=\"0.5\"/>\n", LEFT, 46 + 20 * i, i ? C_B : C_A);
+		text(f, LEFT + 18, 57 + 20 * i, "start", style, buf);
+	}
+	fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"%s\"/>\n",
+		LEFT, HIST_TOP, PLOT_W, HIST_H, C_AXIS);
+	if (nb <= 0) {
+		text(f, LEFT + PLOT_W / 2.0, HIST_TOP + HIST_H / 2.0, "middle", NULL, "no samples");
+		fputs("</svg>\n", f);
+		return 0;
+	}
+	for (int i = 0; i < nb; i++)
+		if (both[i].count > largest)
+			largest = both[i].count;
+	ymax = log10((double)largest + 1) * 1.1;
+	bw = (double)PLOT_W / nb;
+	for (uint64_t c = 1; (double)c <= (double)largest * 10 && log10((double)c + 1) <= ymax; c *= 10) {
+		double y = HIST_TOP + HIST_H - log10((double)c + 1) / ymax * HIST_H;
+
+		fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"%s\"/>\n",
+			LEFT, y, LEFT + PLOT_W, y, C_GRID);
+		snprintf(buf, sizeof(buf), "%" PRIu64, c);
+		text(f, LEFT - 6, y + 4, "end", "font-size=\"11\"", buf);
+	}
+	for (int i = 0; i < nb; i++) {
+		double x = LEFT + i * bw;
+
+		for (int s = 0; s < 2; s++) {
+			uint64_t c = count_at(mine[s], n[s], both[i].low_ns);
+			double h = log10((double)c + 1) / ymax * HIST_H;
+
+			if (c > 0)
+				fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+					   "fill=\"%s\" fill-opacity=\"0.5\"><title>%s: %" PRIu64
+					   " samples from %s</title></rect>\n",
+					x + bw * 0.1, HIST_TOP + HIST_H - h, bw * 0.8, h, s ? C_B : C_A,
+					s ? "B" : "A", c, lat(both[i].low_ns, l1));
+		}
+		if (bw >= 40 || i % (int)ceil(40 / bw) == 0)
+			text(f, x, HIST_TOP + HIST_H + 16, "middle", "font-size=\"10\"",
+			     lat(both[i].low_ns, l1));
+	}
+	if (both[nb - 1].high_ns != UINT64_MAX)
+		text(f, LEFT + PLOT_W, HIST_TOP + HIST_H + 16, "middle", "font-size=\"10\"",
+		     lat(both[nb - 1].high_ns, l2));
+	text(f, LEFT + PLOT_W / 2.0, HIST_TOP + HIST_H + 36, "middle", "font-size=\"12\"",
+	     "latency (log2 bucket lower bounds; log count scale)");
+	snprintf(buf, sizeof(buf), "font-size=\"12\" transform=\"rotate(-90 20 %d)\"",
+		 HIST_TOP + HIST_H / 2);
+	text(f, 20, HIST_TOP + HIST_H / 2.0, "middle", buf, "samples");
+	fputs("</svg>\n", f);
+	return 0;
+}
+
+static int write_report(FILE *f, const void *userdata)
+{
+	return write_svg(f, userdata);
+}
+
+static int write_file(const char *path, int (*write)(FILE *f, const void *userdata),
+		      const void *userdata)
 {
 	char tmp[4096];
 	FILE *f;
@@ -407,7 +535,7 @@ int svg_write(const char *path, const struct report_data *d)
 			return r;
 		}
 	}
-	r = write_svg(f, d);
+	r = write(f, userdata);
 	if (fflush(f) != 0 && r >= 0)
 		r = errno > 0 ? -errno : -EIO; /* ENOSPC says more than EIO */
 	if (ferror(f) && r >= 0)
@@ -424,4 +552,15 @@ int svg_write(const char *path, const struct report_data *d)
 		return r;
 	}
 	return 0;
+}
+
+int svg_write(const char *path, const struct report_data *d)
+{
+	return write_file(path, write_report, d);
+}
+
+int svg_write_compare(const char *path, const struct report_data *a,
+		      const struct report_data *b)
+{
+	return write_file(path, write_compare, &(struct pair){ a, b });
 }

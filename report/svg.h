@@ -10,3 +10,10 @@
 #include "collect.h"
 
 int svg_write(const char *path, const struct report_data *d);
+/*
+ * --compare --svg FILE: the histograms of both sides overlaid (A blue, B
+ * orange, half transparent) on the log2 buckets of both, with each side's
+ * selection, samples, max and p99; written the same way.
+ */
+int svg_write_compare(const char *path, const struct report_data *a,
+		      const struct report_data *b);
