@@ -392,7 +392,8 @@ static void test_config(void)
 			"# cpus: from t.conf:3\ncpus = 0-1\n"
 			"# hardlimit: not set, no hard limit\n"
 			"# fail_if: from t.conf:4\nfail_if = max > 1ms, smi > 0\n"
-			"# openmetrics_file: not set, no metrics file is written\n") == 0,
+			"# openmetrics_file: not set, no metrics file is written\n"
+			"# backend: not set, the hwlat_detector module samples (backend = module)\n") == 0,
 	   "the printed configuration");
 	free(text);
 
