@@ -3,13 +3,15 @@
  * Edges of hwlat-scan's units that mutants showed untested
  * (tests/mutation), each pinned by the value a user or a caller sees:
  * - detector: a closed detector closes nothing when closed again; a cpus
- *   write that fails makes detector_change fail;
+ *   write that fails makes detector_change fail; a short write is -EIO;
  * - identity: a microcode revision that fits the buffer exactly is kept;
  * - journal entries: the 65th field and a field that does not fit with
  *   its NUL are refused; a value with a newline is exported in the
  *   binary-safe form; an unreachable journal reports socket()'s errno;
  * - locked settings: "0,1" and "0-1" are the same CPUs, an unchanged
  *   threshold is not "not in force", the lockdown note in the refusal;
+ *   CPUs in force that do not parse (a module loaded without cpus=) are
+ *   compared as text, not as a CPU set never read;
  * - module: loaded means /sys/module/hwlat_detector exists; a loaded
  *   module is neither loaded again nor marked as loaded by the scan;
  * - progress: wanted on a terminal; "1 sample" and "2 samples";
@@ -20,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,6 +133,44 @@ static void test_detector(void)
 	   "closing a closed detector again closes nothing (dir_fd %d, fd 0 open)", d.dir_fd);
 }
 
+/*
+ * A write that the kernel takes only in part is an error: RLIMIT_FSIZE of
+ * 2 bytes lets write() put 2 of the 5 bytes of "1000\n" and return 2.
+ */
+static void test_short_write(void)
+{
+	detector d = { .dir_fd = -1 };
+	struct rlimit saved, small;
+	char got[64] = "";
+	int r, fd;
+	ssize_t n;
+
+	put("short/threshold", "10\n");
+	if (detector_open(&d, at("short")) < 0) {
+		ok(false, "fake detector for the short write opens");
+		return;
+	}
+	if (getrlimit(RLIMIT_FSIZE, &saved) < 0)
+		bail("getrlimit");
+	small = saved;
+	small.rlim_cur = 2;
+	signal(SIGXFSZ, SIG_IGN);
+	if (setrlimit(RLIMIT_FSIZE, &small) < 0)
+		bail("setrlimit");
+	r = detector_write(&d, "threshold", "1000");
+	if (setrlimit(RLIMIT_FSIZE, &saved) < 0)
+		bail("setrlimit back");
+	signal(SIGXFSZ, SIG_DFL);
+	fd = open(at("short/threshold"), O_RDONLY | O_CLOEXEC);
+	n = fd < 0 ? -1 : read(fd, got, sizeof(got) - 1);
+	got[n > 0 ? n : 0] = '\0';
+	if (fd >= 0)
+		close(fd);
+	ok(r == -EIO && strcmp(got, "10") == 0,
+	   "a write of 1000 cut after 2 bytes is -EIO: r=%d (want %d), file '%s'", r, -EIO, got);
+	detector_close(&d);
+}
+
 static void test_microcode_fit(void)
 {
 	char buf[6];
@@ -211,6 +252,15 @@ static void test_journal_socket_errno(void)
 	   r, -EMFILE);
 }
 
+/* Fills the stack below the caller with 0xff. */
+static __attribute__((noinline)) void paint_stack(void)
+{
+	volatile unsigned char junk[65536];
+
+	for (size_t i = 0; i < sizeof(junk); i++)
+		junk[i] = 0xff;
+}
+
 static void test_locked_compare(void)
 {
 	static locked_settings l;
@@ -239,6 +289,22 @@ static void test_locked_compare(void)
 	ok(r == 0 && strcmp(l.not_applied, "threshold 20 us requested (command line), 10 us in "
 			    "force; cpus 0,2 requested (command line), 0-1 in force") == 0,
 	   "threshold 20 us and CPUs 0,2 requested: both named ('%s')", l.not_applied);
+
+	/*
+	 * The module loaded without cpus= shows "": that is no CPU list, so
+	 * it is compared as text and all 1024 CPUs requested are not in
+	 * force. The stack is painted with 0xff first, the bytes of a set of
+	 * all 1024 CPUs, so that a set compared without being read (left as
+	 * whatever the stack held) would pass as the same.
+	 */
+	cfg.set[CONFIG_THRESHOLD] = false;
+	snprintf(want.cpus, sizeof(want.cpus), "0-1023");
+	l.params.settings.cpus[0] = '\0';
+	paint_stack();
+	r = locked_settings_compare(&l, &cfg, &want);
+	ok(r == 0 && strcmp(l.not_applied, "cpus 0-1023 requested (command line),  in force") == 0,
+	   "CPUs 0-1023 requested, none named in force: named as not in force ('%s')",
+	   l.not_applied);
 }
 
 struct refusal {
@@ -424,6 +490,7 @@ int main(void)
 	if (!mkdtemp(dir))
 		bail("mkdtemp");
 	test_detector();
+	test_short_write();
 	test_microcode_fit();
 	test_entry_limits();
 	test_export_newline();
