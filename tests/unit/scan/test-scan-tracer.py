@@ -329,6 +329,19 @@ def test_failures(tmp):
        f"trace_pipe cannot be opened: exit 5 (got {r.returncode}), summary failed, "
        "every file restored", (r.stderr, snapshot(d)))
 
+    # tracing_thresh missing: the read error is the one message, nothing
+    # is parsed from a file never read, nothing is changed.
+    sub = os.path.join(tmp, "nothresh")
+    os.mkdir(sub)
+    d = make_tracefs(sub, tracing_thresh=None)
+    before = snapshot(d)
+    export = os.path.join(sub, "export.txt")
+    r = scan(d, ["--backend", "tracer", "--threshold", "3us"], export)
+    ok(r.returncode == 4 and r.stderr == f"hwlat-scan: cannot read {d}/tracing_thresh: "
+       "No such file or directory\n" and snapshot(d) == before,
+       f"tracing_thresh missing: exit 4 (got {r.returncode}), the read error alone, "
+       "nothing changed", r.stderr)
+
     # A line that says hwlat but does not parse.
     sub = os.path.join(tmp, "bad")
     os.mkdir(sub)
