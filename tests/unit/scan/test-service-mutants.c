@@ -16,7 +16,8 @@
  *   module is neither loaded again nor marked as loaded by the scan;
  * - progress: wanted on a terminal; "1 sample" and "2 samples";
  * - configuration: drop-ins are *.conf only, a dangling one is an error,
- *   the printed configuration, the mode "none".
+ *   the printed configuration, the mode "none", an openmetrics_file path
+ *   one byte too long for the file name with its ".tmp" suffix.
  * TAP output.
  */
 #include <errno.h>
@@ -427,6 +428,44 @@ static void test_progress(void)
 	ok(on_tty, "stderr a terminal, not quiet, not a unit: progress wanted");
 }
 
+struct long_path {
+	int r;
+	char value[4096];
+	scan_config c;
+};
+
+static void set_long_path(void *arg)
+{
+	struct long_path *x = arg;
+
+	config_init(&x->c);
+	x->r = config_set(&x->c, "openmetrics_file", x->value, "t.conf:9");
+}
+
+/* openmetrics_file takes 4087 bytes and refuses 4088 (room for ".tmp"). */
+static void test_long_openmetrics_path(void)
+{
+	static struct long_path x;
+	static char want[8192];
+	const char *err;
+
+	memset(x.value, 'a', 4088);
+	x.value[0] = '/';
+	x.value[4088] = '\0';
+	snprintf(want, sizeof(want),
+		 "hwlat-scan: t.conf:9: invalid value '%s' for 'openmetrics_file': path too long\n",
+		 x.value);
+	err = stderr_of(set_long_path, &x);
+	ok(x.r == -ERANGE && strcmp(x.c.openmetrics_file, "") == 0 && strcmp(err, want) == 0,
+	   "an openmetrics_file path of 4088 bytes is refused: r=%d (want %d), '%.50s...%.39s'",
+	   x.r, -ERANGE, err, strlen(err) > 40 ? err + strlen(err) - 40 : "");
+	x.value[4087] = '\0';
+	err = stderr_of(set_long_path, &x);
+	ok(x.r == 0 && strcmp(x.c.openmetrics_file, x.value) == 0 && strcmp(err, "") == 0,
+	   "an openmetrics_file path of 4087 bytes is taken whole: r=%d, %zu bytes", x.r,
+	   strlen(x.c.openmetrics_file));
+}
+
 static void test_config(void)
 {
 	static scan_config c;
@@ -500,6 +539,7 @@ int main(void)
 	test_module();
 	test_progress();
 	test_config();
+	test_long_openmetrics_path();
 	{
 		char cmd[128];
 
