@@ -453,6 +453,13 @@ def test_load_module(tmp):
         os.unlink(log)
         return c
 
+    # A module tool that cannot be run: its name and errno, once.
+    nothing = os.path.join(tmp, "no-such-modprobe")
+    r = fake.run_scan(["--detector-dir", tmp, "--backend", "module", "--load-module"],
+                      env={**env, "HWLAT_MODPROBE": nothing})
+    ok(r.returncode == 4 and r.stderr == f"hwlat-scan: cannot run {nothing}: "
+       "No such file or directory\n" and not os.path.exists(marker),
+       f"a module tool that cannot be run: exit 4 (got {r.returncode}), named once", r.stderr)
     r = fake.run_scan(["--detector-dir", tmp, "--backend", "tracer", "--load-module"], env=env)
     ok(r.returncode == 0 and calls() == [] and not os.path.exists(marker) and
        "hwlat-scan: backend tracer: not loading the hwlat_detector module\n" in r.stderr,
