@@ -448,6 +448,11 @@ def test_rejected_setting(tmp):
     sm = [x for x in parse_export(export) if x.get("MESSAGE_ID") == SUMMARY_ID]
     ok(r.returncode == 5 and f"cannot write '0' to {d}/cpus" in r.stderr,
        f"rejected cpus: exit 5 naming file and value (got {r.returncode})", r.stderr)
+    lines = r.stderr.splitlines()
+    ok(len(lines) == 2 and lines[0].startswith(f"hwlat-scan: cannot write '0' to {d}/cpus: ") and
+       lines[1] == "hwlat-scan: the scan could not start; restoring the previous settings",
+       "rejected cpus: the write error, then that the scan could not start and is restored",
+       r.stderr)
     ok(len(sm) == 1 and sm[0].get("HWLAT_STATUS") == "failed"
        and sm[0].get("HWLAT_SAMPLES") == "0" and sm[0].get("HWLAT_DURATION_NS") == "0",
        "rejected cpus: one summary, failed, nothing sampled", sm)
