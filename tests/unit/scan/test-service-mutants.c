@@ -17,7 +17,8 @@
  * - progress: wanted on a terminal; "1 sample" and "2 samples";
  * - configuration: drop-ins are *.conf only, a dangling one is an error,
  *   the printed configuration, the mode "none", an openmetrics_file path
- *   one byte too long for the file name with its ".tmp" suffix.
+ *   one byte too long for the file name with its ".tmp" suffix;
+ * - SMI tally: a sample of a CPU beyond HWLAT_MAX_CPUS changes nothing.
  * TAP output.
  */
 #include <errno.h>
@@ -41,6 +42,7 @@
 #include "module.h"
 #include "progress.h"
 #include "scan-config.h"
+#include "smi-total.h"
 #include "unit-test.h"
 
 static char dir[] = "/tmp/hwlat-test-svc-XXXXXX";
@@ -466,6 +468,19 @@ static void test_long_openmetrics_path(void)
 	   strlen(x.c.openmetrics_file));
 }
 
+static void test_smi_tally_bound(void)
+{
+	static smi_tally t, zero;
+	hwlat_sample s = { .seq = 1, .cpu = HWLAT_MAX_CPUS, .smi_count_known = true,
+			   .smi_count = 5 };
+
+	smi_tally_add(&t, &s);
+	ok(memcmp(&t, &zero, sizeof(t)) == 0,
+	   "a sample of CPU %u (beyond the last) adds nothing: seen[0] %llx, unknown %llu",
+	   HWLAT_MAX_CPUS, (unsigned long long)t.seen.bits[0],
+	   (unsigned long long)t.unknown_windows);
+}
+
 static void test_config(void)
 {
 	static scan_config c;
@@ -540,6 +555,7 @@ int main(void)
 	test_progress();
 	test_config();
 	test_long_openmetrics_path();
+	test_smi_tally_bound();
 	{
 		char cmd[128];
 
