@@ -342,6 +342,28 @@ def test_failures(tmp):
        f"tracing_thresh missing: exit 4 (got {r.returncode}), the read error alone, "
        "nothing changed", r.stderr)
 
+    # A window the kernel refuses (a read-only sysfs number stands in for
+    # it): the scan does not start on the other settings, and says why.
+    sub = os.path.join(tmp, "badwindow")
+    os.mkdir(sub)
+    d = make_tracefs(sub)
+    window = os.path.join(d, "hwlat_detector", "window")
+    os.unlink(window)
+    os.symlink("/sys/devices/system/cpu/kernel_max", window)
+    export = os.path.join(sub, "export.txt")
+    r = scan(d, ["--backend", "tracer", "--width", "100us", "--window", "1100us",
+                 "--duration", "500ms"], export)
+    s = (entries(export, SUMMARY_ID) or [{}])[0]
+    after = snapshot(d)
+    ok(r.returncode == 5 and r.stderr ==
+       f"hwlat-scan: scanning with the kernel's hwlat tracer in {d}\n"
+       f"hwlat-scan: cannot write '1100' to {window}: Permission denied\n"
+       "hwlat-scan: the scan could not start; restoring the tracer as it was\n" and
+       s.get("HWLAT_STATUS") == "failed" and after["hwlat_detector/width"] == "300000\n" and
+       after["current_tracer"] == "nop\n" and after["tracing_thresh"] == "7\n",
+       f"a window the kernel refuses: exit 5 (got {r.returncode}), not started, width restored",
+       (r.stderr, after))
+
     # A line that says hwlat but does not parse.
     sub = os.path.join(tmp, "bad")
     os.mkdir(sub)
