@@ -18,7 +18,8 @@
  * - configuration: drop-ins are *.conf only, a dangling one is an error,
  *   the printed configuration, the mode "none", an openmetrics_file path
  *   one byte too long for the file name with its ".tmp" suffix;
- * - SMI tally: a sample of a CPU beyond HWLAT_MAX_CPUS changes nothing.
+ * - SMI tally: a sample of a CPU beyond HWLAT_MAX_CPUS changes nothing;
+ * - module parameters without a mode file are an error naming the file.
  * TAP output.
  */
 #include <errno.h>
@@ -481,6 +482,40 @@ static void test_smi_tally_bound(void)
 	   (unsigned long long)t.unknown_windows);
 }
 
+struct params_read {
+	int r;
+	module_params p;
+};
+
+static void read_params(void *arg)
+{
+	struct params_read *x = arg;
+
+	x->r = module_read_params(&x->p);
+}
+
+static void test_params_no_mode(void)
+{
+	static struct params_read x;
+	char want[2048];
+	const char *err;
+
+	put("pm/hwlat_detector/parameters/enabled", "1\n");
+	put("pm/hwlat_detector/parameters/threshold", "20\n");
+	put("pm/hwlat_detector/parameters/width", "500000\n");
+	put("pm/hwlat_detector/parameters/window", "1000000\n");
+	put("pm/hwlat_detector/parameters/cpus", "0-1\n");
+	setenv("HWLAT_SYS_MODULE", at("pm"), 1);
+	err = stderr_of(read_params, &x);
+	unsetenv("HWLAT_SYS_MODULE");
+	snprintf(want, sizeof(want),
+		 "hwlat-scan: cannot read %s/hwlat_detector/parameters/mode: "
+		 "No such file or directory\n", at("pm"));
+	ok(x.r == -ENOENT && strcmp(err, want) == 0,
+	   "module parameters without mode: r=%d (want %d), '%.*s'", x.r, -ENOENT,
+	   (int)strcspn(err, "\n"), err);
+}
+
 static void test_config(void)
 {
 	static scan_config c;
@@ -556,6 +591,7 @@ int main(void)
 	test_config();
 	test_long_openmetrics_path();
 	test_smi_tally_bound();
+	test_params_no_mode();
 	{
 		char cmd[128];
 
