@@ -500,6 +500,20 @@ def test_load_module(tmp):
                                          "--quiet hwlat_detector"] and os.path.exists(marker),
        f"--load-module with backend auto and a module: loads it (got {r.returncode})", r.stderr)
 
+    # A configuration that does not load: the module is loaded all the same
+    # (the scan then says what is wrong), not the backend it names.
+    sysmod2, run2 = os.path.join(tmp, "sys-module-2"), os.path.join(tmp, "run-hwlat-2")
+    os.mkdir(sysmod2)
+    r = fake.run_scan(["--detector-dir", tmp, "--backend", "tracer", "--width", "700ms",
+                       "--window", "600ms", "--load-module"],
+                      env={**env, "HWLAT_SYS_MODULE": sysmod2, "HWLAT_RUN_DIR": run2})
+    ok(r.returncode == 0 and calls() == ["--dry-run --quiet hwlat_detector",
+                                         "--quiet hwlat_detector"] and
+       os.path.exists(os.path.join(run2, "loaded-by-scan")) and
+       r.stderr == "hwlat-scan: width 700000 us must be smaller than window 600000 us\n",
+       f"--load-module with a configuration that does not load: loads the module "
+       f"(got {r.returncode})", r.stderr)
+
 
 def main():
     if not os.access(fake.SCAN, os.X_OK):
