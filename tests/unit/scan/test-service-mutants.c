@@ -19,7 +19,8 @@
  *   the printed configuration, the mode "none", an openmetrics_file path
  *   one byte too long for the file name with its ".tmp" suffix;
  * - SMI tally: a sample of a CPU beyond HWLAT_MAX_CPUS changes nothing;
- * - module parameters without a mode file are an error naming the file.
+ * - module parameters without a mode file are an error naming the file;
+ * - debugfs is available when /proc/filesystems lists it ("nodev\tdebugfs").
  * TAP output.
  */
 #include <errno.h>
@@ -516,6 +517,44 @@ static void test_params_no_mode(void)
 	   (int)strcspn(err, "\n"), err);
 }
 
+/* debugfs_available() with text as /proc/filesystems, in a child of its own. */
+static int debugfs_with(const char *text)
+{
+	pid_t pid;
+	int status;
+
+	put("filesystems", text);
+	pid = fork();
+	if (pid < 0)
+		bail("fork");
+	if (pid == 0) {
+		int r;
+
+		if (unshare(CLONE_NEWNS) < 0 ||
+		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+		    mount(at("filesystems"), "/proc/filesystems", NULL, MS_BIND, NULL) < 0)
+			_exit(77);
+		r = debugfs_available();
+		_exit(r == 1 ? 1 : r == 0 ? 0 : 78);
+	}
+	waitpid(pid, &status, 0);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void test_debugfs_available(void)
+{
+	int yes = debugfs_with("nodev\tsysfs\nnodev\tdebugfs\n\text4\n");
+	int no = debugfs_with("nodev\tsysfs\nnodev\tdebugfsx\n\text4\n");
+
+	if (yes == 77 || no == 77) {
+		ok(true, "debugfs_available # SKIP no mount namespace to stand in /proc/filesystems");
+		return;
+	}
+	ok(yes == 1 && no == 0,
+	   "debugfs listed in /proc/filesystems: available (%d, want 1); not listed: not (%d, want 0)",
+	   yes, no);
+}
+
 static void test_config(void)
 {
 	static scan_config c;
@@ -592,6 +631,7 @@ int main(void)
 	test_long_openmetrics_path();
 	test_smi_tally_bound();
 	test_params_no_mode();
+	test_debugfs_available();
 	{
 		char cmd[128];
 
