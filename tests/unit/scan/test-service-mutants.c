@@ -183,6 +183,17 @@ static void test_microcode_fit(void)
 	/* "0xb4" and the room for a ',' before a next value: 6 bytes. */
 	cpuinfo_microcode("microcode\t: 0xb4\n", buf, sizeof(buf));
 	ok(strcmp(buf, "0xb4") == 0, "microcode 0xb4 into 6 bytes: '%s' (want '0xb4')", buf);
+
+	/* A second revision is added whole or not at all: ",0xb5" needs 5 more bytes. */
+	char two[10];
+	const char *info = "microcode\t: 0xb4\nmicrocode\t: 0xb5\n";
+
+	cpuinfo_microcode(info, two, 9);
+	ok(strcmp(two, "0xb4") == 0, "microcode 0xb4 and 0xb5 into 9 bytes: '%s' (want '0xb4')",
+	   two);
+	cpuinfo_microcode(info, two, 10);
+	ok(strcmp(two, "0xb4,0xb5") == 0,
+	   "microcode 0xb4 and 0xb5 into 10 bytes: '%s' (want '0xb4,0xb5')", two);
 }
 
 static void test_entry_limits(void)
