@@ -321,6 +321,20 @@ static void test_locked_compare(void)
 	ok(r == 0 && strcmp(l.not_applied, "cpus 0-1023 requested (command line),  in force") == 0,
 	   "CPUs 0-1023 requested, none named in force: named as not in force ('%s')",
 	   l.not_applied);
+
+	/* The modprobe line names exactly the keys requested. */
+	{
+		char line[4400];
+
+		ok(strcmp(locked_modprobe_line(&cfg, &want, line, sizeof(line)),
+			  "options hwlat_detector enabled=1 cpus=0-1023") == 0,
+		   "cpus requested: the modprobe line sets cpus ('%s')", line);
+		cfg.set[CONFIG_CPUS] = false;
+		cfg.set[CONFIG_THRESHOLD] = true;
+		ok(strcmp(locked_modprobe_line(&cfg, &want, line, sizeof(line)),
+			  "options hwlat_detector enabled=1 threshold=20") == 0,
+		   "threshold requested, cpus not: the modprobe line has no cpus ('%s')", line);
+	}
 }
 
 struct refusal {
