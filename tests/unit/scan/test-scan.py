@@ -460,6 +460,20 @@ def test_rejected_setting(tmp):
        "rejected cpus: width written before it is restored, never enabled", snapshot(d))
 
 
+def test_unreadable_setting(tmp):
+    """A detector whose threshold cannot be read: exit 4 saying so, and
+    nothing is written or started."""
+    d = make_fake(tmp, threshold=None)
+    before = snapshot(d)
+    export = os.path.join(tmp, "export.txt")
+    r = run_scan(["--detector-dir", d, "--journal-export", export, "--duration", "1",
+                  "--threshold", "30"])
+    ok(r.returncode == 4 and r.stderr == f"hwlat-scan: cannot read {d}/threshold: "
+       "No such file or directory\n" and snapshot(d) == before,
+       f"no threshold file: exit 4 (got {r.returncode}) naming it, nothing changed",
+       (r.stderr, snapshot(d)))
+
+
 def syscall_groups():
     out = subprocess.run(["systemd-analyze", "syscall-filter", "--no-pager"],
                          capture_output=True, text=True, check=True).stdout
@@ -668,7 +682,7 @@ def main():
         print(f"Bail out! {JOURNAL_REMOTE} missing: install systemd-journal-remote (tests/install-deps)")
         return 1
     return run((test_full_run, test_sigterm, test_lock, test_failures,
-                test_rejected_setting, test_scan_id, test_syscall_filter,
+                test_rejected_setting, test_unreadable_setting, test_scan_id, test_syscall_filter,
                 test_module_helpers))
 
 
