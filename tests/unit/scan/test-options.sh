@@ -96,6 +96,10 @@ expect_conf_fail 'mode = fast\n' "$conf:1: invalid value 'fast' for 'mode'"
 expect_conf_fail 'window = 400000\n' "width 500000 us \(current\) must be smaller than window 400000 us"
 expect_fail 2 "cannot read config file $tmp/missing.conf: No such file" "$det" --config "$tmp/missing.conf"
 
+# Width and window both given are refused before any detector is opened.
+expect_fail 2 "width 800000 us must be smaller than window 800000 us" "$det" \
+	--detector-dir "$tmp/none" --width 800000 --window 800000
+
 # No detector.
 expect_fail 4 "cannot open the detector directory $tmp/none" "$tmp" --detector-dir "$tmp/none"
 

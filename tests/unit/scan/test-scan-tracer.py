@@ -329,6 +329,41 @@ def test_failures(tmp):
        f"trace_pipe cannot be opened: exit 5 (got {r.returncode}), summary failed, "
        "every file restored", (r.stderr, snapshot(d)))
 
+    # tracing_thresh missing: the read error is the one message, nothing
+    # is parsed from a file never read, nothing is changed.
+    sub = os.path.join(tmp, "nothresh")
+    os.mkdir(sub)
+    d = make_tracefs(sub, tracing_thresh=None)
+    before = snapshot(d)
+    export = os.path.join(sub, "export.txt")
+    r = scan(d, ["--backend", "tracer", "--threshold", "3us"], export)
+    ok(r.returncode == 4 and r.stderr == f"hwlat-scan: cannot read {d}/tracing_thresh: "
+       "No such file or directory\n" and snapshot(d) == before,
+       f"tracing_thresh missing: exit 4 (got {r.returncode}), the read error alone, "
+       "nothing changed", r.stderr)
+
+    # A window the kernel refuses (a read-only sysfs number stands in for
+    # it): the scan does not start on the other settings, and says why.
+    sub = os.path.join(tmp, "badwindow")
+    os.mkdir(sub)
+    d = make_tracefs(sub)
+    window = os.path.join(d, "hwlat_detector", "window")
+    os.unlink(window)
+    os.symlink("/sys/devices/system/cpu/kernel_max", window)
+    export = os.path.join(sub, "export.txt")
+    r = scan(d, ["--backend", "tracer", "--width", "100us", "--window", "1100us",
+                 "--duration", "500ms"], export)
+    s = (entries(export, SUMMARY_ID) or [{}])[0]
+    after = snapshot(d)
+    ok(r.returncode == 5 and r.stderr ==
+       f"hwlat-scan: scanning with the kernel's hwlat tracer in {d}\n"
+       f"hwlat-scan: cannot write '1100' to {window}: Permission denied\n"
+       "hwlat-scan: the scan could not start; restoring the tracer as it was\n" and
+       s.get("HWLAT_STATUS") == "failed" and after["hwlat_detector/width"] == "300000\n" and
+       after["current_tracer"] == "nop\n" and after["tracing_thresh"] == "7\n",
+       f"a window the kernel refuses: exit 5 (got {r.returncode}), not started, width restored",
+       (r.stderr, after))
+
     # A line that says hwlat but does not parse.
     sub = os.path.join(tmp, "bad")
     os.mkdir(sub)
@@ -440,6 +475,13 @@ def test_load_module(tmp):
         os.unlink(log)
         return c
 
+    # A module tool that cannot be run: its name and errno, once.
+    nothing = os.path.join(tmp, "no-such-modprobe")
+    r = fake.run_scan(["--detector-dir", tmp, "--backend", "module", "--load-module"],
+                      env={**env, "HWLAT_MODPROBE": nothing})
+    ok(r.returncode == 4 and r.stderr == f"hwlat-scan: cannot run {nothing}: "
+       "No such file or directory\n" and not os.path.exists(marker),
+       f"a module tool that cannot be run: exit 4 (got {r.returncode}), named once", r.stderr)
     r = fake.run_scan(["--detector-dir", tmp, "--backend", "tracer", "--load-module"], env=env)
     ok(r.returncode == 0 and calls() == [] and not os.path.exists(marker) and
        "hwlat-scan: backend tracer: not loading the hwlat_detector module\n" in r.stderr,
@@ -457,6 +499,20 @@ def test_load_module(tmp):
     ok(r.returncode == 0 and calls() == ["--dry-run --quiet hwlat_detector",
                                          "--quiet hwlat_detector"] and os.path.exists(marker),
        f"--load-module with backend auto and a module: loads it (got {r.returncode})", r.stderr)
+
+    # A configuration that does not load: the module is loaded all the same
+    # (the scan then says what is wrong), not the backend it names.
+    sysmod2, run2 = os.path.join(tmp, "sys-module-2"), os.path.join(tmp, "run-hwlat-2")
+    os.mkdir(sysmod2)
+    r = fake.run_scan(["--detector-dir", tmp, "--backend", "tracer", "--width", "700ms",
+                       "--window", "600ms", "--load-module"],
+                      env={**env, "HWLAT_SYS_MODULE": sysmod2, "HWLAT_RUN_DIR": run2})
+    ok(r.returncode == 0 and calls() == ["--dry-run --quiet hwlat_detector",
+                                         "--quiet hwlat_detector"] and
+       os.path.exists(os.path.join(run2, "loaded-by-scan")) and
+       r.stderr == "hwlat-scan: width 700000 us must be smaller than window 600000 us\n",
+       f"--load-module with a configuration that does not load: loads the module "
+       f"(got {r.returncode})", r.stderr)
 
 
 def main():

@@ -448,11 +448,30 @@ def test_rejected_setting(tmp):
     sm = [x for x in parse_export(export) if x.get("MESSAGE_ID") == SUMMARY_ID]
     ok(r.returncode == 5 and f"cannot write '0' to {d}/cpus" in r.stderr,
        f"rejected cpus: exit 5 naming file and value (got {r.returncode})", r.stderr)
+    lines = r.stderr.splitlines()
+    ok(len(lines) == 2 and lines[0].startswith(f"hwlat-scan: cannot write '0' to {d}/cpus: ") and
+       lines[1] == "hwlat-scan: the scan could not start; restoring the previous settings",
+       "rejected cpus: the write error, then that the scan could not start and is restored",
+       r.stderr)
     ok(len(sm) == 1 and sm[0].get("HWLAT_STATUS") == "failed"
        and sm[0].get("HWLAT_SAMPLES") == "0" and sm[0].get("HWLAT_DURATION_NS") == "0",
        "rejected cpus: one summary, failed, nothing sampled", sm)
     ok(read(d, "width") == "500000\n" and read(d, "enable") == "0\n",
        "rejected cpus: width written before it is restored, never enabled", snapshot(d))
+
+
+def test_unreadable_setting(tmp):
+    """A detector whose threshold cannot be read: exit 4 saying so, and
+    nothing is written or started."""
+    d = make_fake(tmp, threshold=None)
+    before = snapshot(d)
+    export = os.path.join(tmp, "export.txt")
+    r = run_scan(["--detector-dir", d, "--journal-export", export, "--duration", "1",
+                  "--threshold", "30"])
+    ok(r.returncode == 4 and r.stderr == f"hwlat-scan: cannot read {d}/threshold: "
+       "No such file or directory\n" and snapshot(d) == before,
+       f"no threshold file: exit 4 (got {r.returncode}) naming it, nothing changed",
+       (r.stderr, snapshot(d)))
 
 
 def syscall_groups():
@@ -663,7 +682,7 @@ def main():
         print(f"Bail out! {JOURNAL_REMOTE} missing: install systemd-journal-remote (tests/install-deps)")
         return 1
     return run((test_full_run, test_sigterm, test_lock, test_failures,
-                test_rejected_setting, test_scan_id, test_syscall_filter,
+                test_rejected_setting, test_unreadable_setting, test_scan_id, test_syscall_filter,
                 test_module_helpers))
 
 

@@ -3,23 +3,30 @@
  * Edges of hwlat-scan's units that mutants showed untested
  * (tests/mutation), each pinned by the value a user or a caller sees:
  * - detector: a closed detector closes nothing when closed again; a cpus
- *   write that fails makes detector_change fail;
+ *   write that fails makes detector_change fail; a short write is -EIO;
  * - identity: a microcode revision that fits the buffer exactly is kept;
  * - journal entries: the 65th field and a field that does not fit with
  *   its NUL are refused; a value with a newline is exported in the
  *   binary-safe form; an unreachable journal reports socket()'s errno;
  * - locked settings: "0,1" and "0-1" are the same CPUs, an unchanged
  *   threshold is not "not in force", the lockdown note in the refusal;
+ *   CPUs in force that do not parse (a module loaded without cpus=) are
+ *   compared as text, not as a CPU set never read;
  * - module: loaded means /sys/module/hwlat_detector exists; a loaded
  *   module is neither loaded again nor marked as loaded by the scan;
  * - progress: wanted on a terminal; "1 sample" and "2 samples";
  * - configuration: drop-ins are *.conf only, a dangling one is an error,
- *   the printed configuration, the mode "none".
+ *   the printed configuration, the mode "none", an openmetrics_file path
+ *   one byte too long for the file name with its ".tmp" suffix;
+ * - SMI tally: a sample of a CPU beyond HWLAT_MAX_CPUS changes nothing;
+ * - module parameters without a mode file are an error naming the file;
+ * - debugfs is available when /proc/filesystems lists it ("nodev\tdebugfs").
  * TAP output.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +44,7 @@
 #include "module.h"
 #include "progress.h"
 #include "scan-config.h"
+#include "smi-total.h"
 #include "unit-test.h"
 
 static char dir[] = "/tmp/hwlat-test-svc-XXXXXX";
@@ -130,6 +138,44 @@ static void test_detector(void)
 	   "closing a closed detector again closes nothing (dir_fd %d, fd 0 open)", d.dir_fd);
 }
 
+/*
+ * A write that the kernel takes only in part is an error: RLIMIT_FSIZE of
+ * 2 bytes lets write() put 2 of the 5 bytes of "1000\n" and return 2.
+ */
+static void test_short_write(void)
+{
+	detector d = { .dir_fd = -1 };
+	struct rlimit saved, small;
+	char got[64] = "";
+	int r, fd;
+	ssize_t n;
+
+	put("short/threshold", "10\n");
+	if (detector_open(&d, at("short")) < 0) {
+		ok(false, "fake detector for the short write opens");
+		return;
+	}
+	if (getrlimit(RLIMIT_FSIZE, &saved) < 0)
+		bail("getrlimit");
+	small = saved;
+	small.rlim_cur = 2;
+	signal(SIGXFSZ, SIG_IGN);
+	if (setrlimit(RLIMIT_FSIZE, &small) < 0)
+		bail("setrlimit");
+	r = detector_write(&d, "threshold", "1000");
+	if (setrlimit(RLIMIT_FSIZE, &saved) < 0)
+		bail("setrlimit back");
+	signal(SIGXFSZ, SIG_DFL);
+	fd = open(at("short/threshold"), O_RDONLY | O_CLOEXEC);
+	n = fd < 0 ? -1 : read(fd, got, sizeof(got) - 1);
+	got[n > 0 ? n : 0] = '\0';
+	if (fd >= 0)
+		close(fd);
+	ok(r == -EIO && strcmp(got, "10") == 0,
+	   "a write of 1000 cut after 2 bytes is -EIO: r=%d (want %d), file '%s'", r, -EIO, got);
+	detector_close(&d);
+}
+
 static void test_microcode_fit(void)
 {
 	char buf[6];
@@ -137,6 +183,17 @@ static void test_microcode_fit(void)
 	/* "0xb4" and the room for a ',' before a next value: 6 bytes. */
 	cpuinfo_microcode("microcode\t: 0xb4\n", buf, sizeof(buf));
 	ok(strcmp(buf, "0xb4") == 0, "microcode 0xb4 into 6 bytes: '%s' (want '0xb4')", buf);
+
+	/* A second revision is added whole or not at all: ",0xb5" needs 5 more bytes. */
+	char two[10];
+	const char *info = "microcode\t: 0xb4\nmicrocode\t: 0xb5\n";
+
+	cpuinfo_microcode(info, two, 9);
+	ok(strcmp(two, "0xb4") == 0, "microcode 0xb4 and 0xb5 into 9 bytes: '%s' (want '0xb4')",
+	   two);
+	cpuinfo_microcode(info, two, 10);
+	ok(strcmp(two, "0xb4,0xb5") == 0,
+	   "microcode 0xb4 and 0xb5 into 10 bytes: '%s' (want '0xb4,0xb5')", two);
 }
 
 static void test_entry_limits(void)
@@ -211,6 +268,15 @@ static void test_journal_socket_errno(void)
 	   r, -EMFILE);
 }
 
+/* Fills the stack below the caller with 0xff. */
+static __attribute__((noinline)) void paint_stack(void)
+{
+	volatile unsigned char junk[65536];
+
+	for (size_t i = 0; i < sizeof(junk); i++)
+		junk[i] = 0xff;
+}
+
 static void test_locked_compare(void)
 {
 	static locked_settings l;
@@ -239,6 +305,36 @@ static void test_locked_compare(void)
 	ok(r == 0 && strcmp(l.not_applied, "threshold 20 us requested (command line), 10 us in "
 			    "force; cpus 0,2 requested (command line), 0-1 in force") == 0,
 	   "threshold 20 us and CPUs 0,2 requested: both named ('%s')", l.not_applied);
+
+	/*
+	 * The module loaded without cpus= shows "": that is no CPU list, so
+	 * it is compared as text and all 1024 CPUs requested are not in
+	 * force. The stack is painted with 0xff first, the bytes of a set of
+	 * all 1024 CPUs, so that a set compared without being read (left as
+	 * whatever the stack held) would pass as the same.
+	 */
+	cfg.set[CONFIG_THRESHOLD] = false;
+	snprintf(want.cpus, sizeof(want.cpus), "0-1023");
+	l.params.settings.cpus[0] = '\0';
+	paint_stack();
+	r = locked_settings_compare(&l, &cfg, &want);
+	ok(r == 0 && strcmp(l.not_applied, "cpus 0-1023 requested (command line),  in force") == 0,
+	   "CPUs 0-1023 requested, none named in force: named as not in force ('%s')",
+	   l.not_applied);
+
+	/* The modprobe line names exactly the keys requested. */
+	{
+		char line[4400];
+
+		ok(strcmp(locked_modprobe_line(&cfg, &want, line, sizeof(line)),
+			  "options hwlat_detector enabled=1 cpus=0-1023") == 0,
+		   "cpus requested: the modprobe line sets cpus ('%s')", line);
+		cfg.set[CONFIG_CPUS] = false;
+		cfg.set[CONFIG_THRESHOLD] = true;
+		ok(strcmp(locked_modprobe_line(&cfg, &want, line, sizeof(line)),
+			  "options hwlat_detector enabled=1 threshold=20") == 0,
+		   "threshold requested, cpus not: the modprobe line has no cpus ('%s')", line);
+	}
 }
 
 struct refusal {
@@ -361,6 +457,129 @@ static void test_progress(void)
 	ok(on_tty, "stderr a terminal, not quiet, not a unit: progress wanted");
 }
 
+struct long_path {
+	int r;
+	char value[4096];
+	scan_config c;
+};
+
+static void set_long_path(void *arg)
+{
+	struct long_path *x = arg;
+
+	config_init(&x->c);
+	x->r = config_set(&x->c, "openmetrics_file", x->value, "t.conf:9");
+}
+
+/* openmetrics_file takes 4087 bytes and refuses 4088 (room for ".tmp"). */
+static void test_long_openmetrics_path(void)
+{
+	static struct long_path x;
+	static char want[8192];
+	const char *err;
+
+	memset(x.value, 'a', 4088);
+	x.value[0] = '/';
+	x.value[4088] = '\0';
+	snprintf(want, sizeof(want),
+		 "hwlat-scan: t.conf:9: invalid value '%s' for 'openmetrics_file': path too long\n",
+		 x.value);
+	err = stderr_of(set_long_path, &x);
+	ok(x.r == -ERANGE && strcmp(x.c.openmetrics_file, "") == 0 && strcmp(err, want) == 0,
+	   "an openmetrics_file path of 4088 bytes is refused: r=%d (want %d), '%.50s...%.39s'",
+	   x.r, -ERANGE, err, strlen(err) > 40 ? err + strlen(err) - 40 : "");
+	x.value[4087] = '\0';
+	err = stderr_of(set_long_path, &x);
+	ok(x.r == 0 && strcmp(x.c.openmetrics_file, x.value) == 0 && strcmp(err, "") == 0,
+	   "an openmetrics_file path of 4087 bytes is taken whole: r=%d, %zu bytes", x.r,
+	   strlen(x.c.openmetrics_file));
+}
+
+static void test_smi_tally_bound(void)
+{
+	static smi_tally t, zero;
+	hwlat_sample s = { .seq = 1, .cpu = HWLAT_MAX_CPUS, .smi_count_known = true,
+			   .smi_count = 5 };
+
+	smi_tally_add(&t, &s);
+	ok(memcmp(&t, &zero, sizeof(t)) == 0,
+	   "a sample of CPU %u (beyond the last) adds nothing: seen[0] %llx, unknown %llu",
+	   HWLAT_MAX_CPUS, (unsigned long long)t.seen.bits[0],
+	   (unsigned long long)t.unknown_windows);
+}
+
+struct params_read {
+	int r;
+	module_params p;
+};
+
+static void read_params(void *arg)
+{
+	struct params_read *x = arg;
+
+	x->r = module_read_params(&x->p);
+}
+
+static void test_params_no_mode(void)
+{
+	static struct params_read x;
+	char want[2048];
+	const char *err;
+
+	put("pm/hwlat_detector/parameters/enabled", "1\n");
+	put("pm/hwlat_detector/parameters/threshold", "20\n");
+	put("pm/hwlat_detector/parameters/width", "500000\n");
+	put("pm/hwlat_detector/parameters/window", "1000000\n");
+	put("pm/hwlat_detector/parameters/cpus", "0-1\n");
+	setenv("HWLAT_SYS_MODULE", at("pm"), 1);
+	err = stderr_of(read_params, &x);
+	unsetenv("HWLAT_SYS_MODULE");
+	snprintf(want, sizeof(want),
+		 "hwlat-scan: cannot read %s/hwlat_detector/parameters/mode: "
+		 "No such file or directory\n", at("pm"));
+	ok(x.r == -ENOENT && strcmp(err, want) == 0,
+	   "module parameters without mode: r=%d (want %d), '%.*s'", x.r, -ENOENT,
+	   (int)strcspn(err, "\n"), err);
+}
+
+/* debugfs_available() with text as /proc/filesystems, in a child of its own. */
+static int debugfs_with(const char *text)
+{
+	pid_t pid;
+	int status;
+
+	put("filesystems", text);
+	pid = fork();
+	if (pid < 0)
+		bail("fork");
+	if (pid == 0) {
+		int r;
+
+		if (unshare(CLONE_NEWNS) < 0 ||
+		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+		    mount(at("filesystems"), "/proc/filesystems", NULL, MS_BIND, NULL) < 0)
+			_exit(77);
+		r = debugfs_available();
+		_exit(r == 1 ? 1 : r == 0 ? 0 : 78);
+	}
+	waitpid(pid, &status, 0);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void test_debugfs_available(void)
+{
+	int yes = debugfs_with("nodev\tsysfs\nnodev\tdebugfs\n\text4\n");
+	int no = debugfs_with("nodev\tsysfs\nnodev\tdebugfsx\n\text4\n");
+
+	if (yes == 77 || no == 77) {
+		ok(true, "debugfs_available # SKIP no mount namespace to stand in /proc/filesystems");
+		return;
+	}
+	ok(yes == 1 && no == 0,
+	   "debugfs listed in /proc/filesystems: available (%d, want 1); not listed: not (%d, want 0)",
+	   yes, no);
+}
+
 static void test_config(void)
 {
 	static scan_config c;
@@ -424,6 +643,7 @@ int main(void)
 	if (!mkdtemp(dir))
 		bail("mkdtemp");
 	test_detector();
+	test_short_write();
 	test_microcode_fit();
 	test_entry_limits();
 	test_export_newline();
@@ -433,6 +653,10 @@ int main(void)
 	test_module();
 	test_progress();
 	test_config();
+	test_long_openmetrics_path();
+	test_smi_tally_bound();
+	test_params_no_mode();
+	test_debugfs_available();
 	{
 		char cmd[128];
 

@@ -106,6 +106,14 @@ static void test_parse(void)
 			     "ts:18446744074.000000000 count:1",
 			     &s, &lost) == -ERANGE,
 	   "a timestamp beyond 64 bits of ns is -ERANGE");
+	ok(tracer_parse_line("x [000] d. 1.0: #1 inner/outer(us): 1/2 ts:1.000000000 count:1 "
+			     "nmi-total:3 nmi-count:18446744073709551616",
+			     &s, &lost) == -ERANGE,
+	   "an nmi-count beyond 64 bits after nmi-total is -ERANGE");
+	ok(tracer_parse_line("x [000] d. 1.0: #1 inner/outer(us): 1/2 ts:1.000000000 count:1 "
+			     "nmi-count:18446744073709551616",
+			     &s, &lost) == -ERANGE,
+	   "an nmi-count beyond 64 bits alone is -ERANGE");
 }
 
 int main(void)
