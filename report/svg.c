@@ -90,6 +90,26 @@ static double hist_x(const struct bucket *b, int n, double bw, uint64_t v)
 	return -1;
 }
 
+/*
+ * The histogram's log-scale count axis up to @largest: grid lines with their
+ * labels at powers of ten. Returns the axis top, log10(count + 1) units.
+ */
+static double draw_count_grid(FILE *f, uint64_t largest)
+{
+	double ymax = log10((double)largest + 1) * 1.1;
+	char buf[24];
+
+	for (uint64_t c = 1; (double)c <= (double)largest * 10 && log10((double)c + 1) <= ymax; c *= 10) {
+		double y = HIST_TOP + HIST_H - log10((double)c + 1) / ymax * HIST_H;
+
+		fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"%s\"/>\n",
+			LEFT, y, LEFT + PLOT_W, y, C_GRID);
+		snprintf(buf, sizeof(buf), "%" PRIu64, c);
+		text(f, LEFT - 6, y + 4, "end", "font-size=\"11\"", buf);
+	}
+	return ymax;
+}
+
 static void draw_histogram(FILE *f, const struct report_data *d,
 			   const struct limit limits[N_LIMITS], const struct bucket *b, int n)
 {
@@ -110,18 +130,8 @@ static void draw_histogram(FILE *f, const struct report_data *d,
 	for (int i = 0; i < n; i++)
 		if (b[i].count > largest)
 			largest = b[i].count;
-	ymax = log10((double)largest + 1) * 1.1;
+	ymax = draw_count_grid(f, largest);
 	bw = (double)PLOT_W / n;
-
-	/* Count grid lines at powers of ten. */
-	for (uint64_t c = 1; (double)c <= (double)largest * 10 && log10((double)c + 1) <= ymax; c *= 10) {
-		double y = HIST_TOP + HIST_H - log10((double)c + 1) / ymax * HIST_H;
-
-		fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"%s\"/>\n",
-			LEFT, y, LEFT + PLOT_W, y, C_GRID);
-		snprintf(buf, sizeof(buf), "%" PRIu64, c);
-		text(f, LEFT - 6, y + 4, "end", "font-size=\"11\"", buf);
-	}
 	for (int i = 0; i < n; i++) {
 		double h = log10((double)b[i].count + 1) / ymax * HIST_H;
 		double x = LEFT + i * bw;
@@ -459,16 +469,8 @@ static int write_compare(FILE *f, const void *userdata)
 	for (int i = 0; i < nb; i++)
 		if (both[i].count > largest)
 			largest = both[i].count;
-	ymax = log10((double)largest + 1) * 1.1;
+	ymax = draw_count_grid(f, largest);
 	bw = (double)PLOT_W / nb;
-	for (uint64_t c = 1; (double)c <= (double)largest * 10 && log10((double)c + 1) <= ymax; c *= 10) {
-		double y = HIST_TOP + HIST_H - log10((double)c + 1) / ymax * HIST_H;
-
-		fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"%s\"/>\n",
-			LEFT, y, LEFT + PLOT_W, y, C_GRID);
-		snprintf(buf, sizeof(buf), "%" PRIu64, c);
-		text(f, LEFT - 6, y + 4, "end", "font-size=\"11\"", buf);
-	}
 	for (int i = 0; i < nb; i++) {
 		double x = LEFT + i * bw;
 
