@@ -119,6 +119,7 @@ static void test_modes_of_files(void)
 		{ "sample", 0400 }, { "mode", 0600 },	   { "cpus", 0600 },
 		{ "stream", 0400 }, { "dropped", 0400 },   { "floor", 0400 },
 		{ "clock", 0400 },  { "smi", 0400 },	   { "cpus_excluded", 0400 },
+		{ "sampled", 0400 },
 	};
 
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
@@ -161,6 +162,7 @@ static void test_defaults(void)
 	snprintf(want, sizeof(want), "0-%d\n", cpus_online() - 1);
 	expect_text("cpus", want);
 	expect_text("cpus_excluded", "\n");
+	expect_text("sampled", "");
 	expect_text("smi", intel_cpu() ? "MSR_SMI_COUNT\n" : "unavailable: not an Intel CPU\n");
 	n = rd("clock", b, sizeof(b));
 	if (!ok(n > 1 && b[n - 1] == '\n' && !strchr(b, ' ') && strchr(b, '\n') == b + n - 1,
@@ -676,6 +678,156 @@ static void test_cpus_limit(void)
 	wr("cpus", "");
 }
 
+/* One CPU's line of `sampled`. */
+struct sampled_cpu {
+	unsigned int cpu;
+	uint64_t ns;
+};
+
+/*
+ * Parses `sampled` ("<cpu> <ns>\n", ascending CPU) into v (at most 64
+ * CPUs); the number of lines, or -1 when it is malformed (why in diag).
+ */
+static int read_sampled(struct sampled_cpu *v, int max, char *raw, size_t rawsz)
+{
+	ssize_t n = rd("sampled", raw, rawsz);
+	const char *p = raw, *end;
+	int lines = 0;
+
+	if (n < 0) {
+		diag("read sampled: %s", strerror((int)-n));
+		return -1;
+	}
+	end = raw + n;
+	while (p < end) {
+		uint64_t cpu, ns;
+		int nd;
+
+		if (lines == max || !digits(&p, end, &cpu, &nd) || p == end || *p++ != ' ' ||
+		    !digits(&p, end, &ns, &nd) || p == end || *p++ != '\n' ||
+		    (lines && cpu <= v[lines - 1].cpu)) {
+			diag("sampled: malformed at line %d: \"%s\"", lines + 1, escs(raw));
+			return -1;
+		}
+		v[lines].cpu = (unsigned int)cpu;
+		v[lines].ns = ns;
+		lines++;
+	}
+	return lines;
+}
+
+/*
+ * Samples for about ms in mode with width/window (us), then disables:
+ * each listed CPU has sampled at least one width and at least one width
+ * per window it reported, and no more than the settings allow in the
+ * time elapsed.
+ */
+static void check_sampled_mode(const char *mode, long long width, long long window,
+			       unsigned int ms)
+{
+	struct sampled_cpu v[64], again[64];
+	struct stream_acc a = { 0 };
+	char raw[4096], raw2[4096];
+	uint64_t t0, elapsed, total = 0, bound, wns = (uint64_t)width * 1000;
+	bool per_cpu = strcmp(mode, "per-cpu") == 0, good = true;
+	int n, n2;
+
+	configure(mode, FAST_THRESHOLD, width, window);
+	t0 = now_ns();
+	wr("enable", "1");
+	read_stream(&a, ms, 0, 65536, NULL);
+	wr("enable", "0");
+	elapsed = now_ns() - t0;
+	n = read_sampled(v, 64, raw, sizeof(raw));
+	/*
+	 * Widths start at most once per window after the last one ended
+	 * (one at once), and each lasts width plus its last iteration: half
+	 * a width of slack covers TCG's slowest iterations.
+	 */
+	bound = (elapsed / ((uint64_t)window * 1000) + 1) * wns * 3 / 2;
+	for (int i = 0; i < n; i++) {
+		uint64_t reported = v[i].cpu < 64 ? a.lines_of[v[i].cpu] : 0;
+
+		total += v[i].ns;
+		if (v[i].ns < wns || v[i].ns < reported * wns || v[i].ns > elapsed ||
+		    (per_cpu && v[i].ns > bound)) {
+			good = false;
+			diag("%s: CPU %u sampled %" PRIu64 " ns, %" PRIu64
+			     " windows reported, %" PRIu64 " ns elapsed, bound %" PRIu64,
+			     mode, v[i].cpu, v[i].ns, reported, elapsed, bound);
+		}
+	}
+	if (!per_cpu && total > bound) {
+		good = false;
+		diag("%s: %" PRIu64 " ns sampled in all, bound %" PRIu64, mode, total, bound);
+	}
+	diag("%s: sampled \"%s\" in %" PRIu64 " ns, %" PRIu64 " lines", mode, escs(raw),
+	     elapsed, a.lines);
+	if (!ok(n >= 1 && good && (!per_cpu || n == cpus_online()),
+		"%s width %lld us window %lld us: sampled lists %s, each between one width and what the settings allow",
+		mode, width, window, per_cpu ? "every CPU" : "the sampling CPUs"))
+		diag("%d lines", n);
+	sleep_ms(300);
+	n2 = read_sampled(again, 64, raw2, sizeof(raw2));
+	if (!ok(n >= 1 && n2 == n && strcmp(raw, raw2) == 0, "%s: sampled is kept after enable=0",
+		mode))
+		diag("then \"%s\"", escs(raw2));
+}
+
+/*
+ * docs/interfaces.md, `sampled`: empty after load (test_defaults), the
+ * time each CPU sampled, kept after enable=0, reset by enable=1, one
+ * snapshot per open, read-only.
+ */
+static void test_sampled(void)
+{
+	struct sampled_cpu v[64];
+	char raw[4096], small[4096];
+	size_t got = 0;
+	uint64_t most = 0, least = UINT64_MAX;
+	ssize_t n;
+	int fd, lines, r;
+
+	check_sampled_mode("round-robin", FAST_WIDTH, FAST_WINDOW, 1500);
+	check_sampled_mode("per-cpu", FAST_WIDTH, FAST_WINDOW, 1500);
+	check_sampled_mode("stop-machine", 10000, 100000, 1500);
+
+	/* Per-cpu again, long enough for every CPU to sample several widths. */
+	configure("per-cpu", FAST_THRESHOLD, FAST_WIDTH, FAST_WINDOW);
+	wr("enable", "1");
+	sleep_ms(1500);
+	wr("enable", "0");
+	lines = read_sampled(v, 64, raw, sizeof(raw));
+	for (int i = 0; i < lines; i++)
+		least = v[i].ns < least ? v[i].ns : least;
+	/* enable=0 waits for the width in progress: at most one per CPU. */
+	wr("enable", "1");
+	wr("enable", "0");
+	r = read_sampled(v, 64, small, sizeof(small));
+	for (int i = 0; i < r; i++)
+		most = v[i].ns > most ? v[i].ns : most;
+	if (!ok(lines >= 1 && least >= 3ull * FAST_WIDTH * 1000 && r >= 0 &&
+			most < 2ull * FAST_WIDTH * 1000,
+		"enable=1 resets sampled (at most one width per CPU after 1, 0)"))
+		diag("before \"%s\", after \"%s\"", escs(raw), escs(small));
+
+	/* seq_file: byte by byte, the same text as in one read. */
+	rd("sampled", raw, sizeof(raw));
+	fd = open_file("sampled", O_RDONLY);
+	while (fd >= 0 && got + 1 < sizeof(small) && (n = read(fd, small + got, 1)) == 1)
+		got++;
+	small[got] = '\0';
+	if (fd >= 0)
+		close(fd);
+	if (!ok(got > 0 && strcmp(raw, small) == 0, "sampled read one byte at a time reads the same"))
+		diag("whole \"%s\", bytewise \"%s\"", escs(raw), escs(small));
+
+	r = wr("sampled", "0\n");
+	rd("sampled", small, sizeof(small));
+	if (!ok(r < 0 && strcmp(raw, small) == 0, "a write to sampled is refused and changes nothing"))
+		diag("write: %s, then \"%s\"", r < 0 ? strerror(-r) : "accepted", escs(small));
+}
+
 /* count and max agree with the stream when nothing was dropped. */
 static void test_count_max_vs_stream(void)
 {
@@ -1025,8 +1177,8 @@ static void test_isolated(const char *list)
  */
 static void test_lockdown(void)
 {
-	static const char *const results[] = { "count", "max", "dropped", "floor",
-					       "smi",	"cpus_excluded", "clock" };
+	static const char *const results[] = { "count", "max", "dropped", "floor",  "smi",
+					       "cpus_excluded", "clock", "sampled" };
 	const char *lf = "/sys/kernel/security/lockdown";
 	struct stream_acc a = { 0 };
 	char b[256];
@@ -1135,5 +1287,6 @@ int main(int argc, char **argv)
 	test_cpus_limit();
 	test_dropped();
 	test_prompt_settings();
+	test_sampled();
 	return tap_done();
 }
