@@ -716,55 +716,61 @@ static int read_sampled(struct sampled_cpu *v, int max, char *raw, size_t rawsz)
 	return lines;
 }
 
+/* a - b, 0 when b is larger. */
+static uint64_t minus(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
 /*
- * Samples for about ms in mode with width/window (us), then disables:
- * each listed CPU has sampled at least one width and at least one width
- * per window it reported, and no more than the settings allow in the
- * time elapsed.
+ * Samples for about ms in mode with width/window (us) on cpus ("" for all),
+ * then disables: each listed CPU sampled at least one width per window it
+ * reported (and at least one), and no more than the time elapsed minus the
+ * sleeps (window - width at least) between the widths it reported.
  */
 static void check_sampled_mode(const char *mode, long long width, long long window,
-			       unsigned int ms)
+			       const char *cpus, unsigned int ms)
 {
 	struct sampled_cpu v[64], again[64];
 	struct stream_acc a = { 0 };
 	char raw[4096], raw2[4096];
-	uint64_t t0, elapsed, total = 0, bound, wns = (uint64_t)width * 1000;
+	uint64_t t0, elapsed, total = 0, wns = (uint64_t)width * 1000;
+	uint64_t sleep_ns = (uint64_t)(window - width) * 1000, lines = 0, most;
 	bool per_cpu = strcmp(mode, "per-cpu") == 0, good = true;
 	int n, n2;
 
 	configure(mode, FAST_THRESHOLD, width, window);
+	wr("cpus", cpus);
 	t0 = now_ns();
 	wr("enable", "1");
 	read_stream(&a, ms, 0, 65536, NULL);
 	wr("enable", "0");
 	elapsed = now_ns() - t0;
 	n = read_sampled(v, 64, raw, sizeof(raw));
-	/*
-	 * Widths start at most once per window after the last one ended
-	 * (one at once), and each lasts width plus its last iteration: half
-	 * a width of slack covers TCG's slowest iterations.
-	 */
-	bound = (elapsed / ((uint64_t)window * 1000) + 1) * wns * 3 / 2;
 	for (int i = 0; i < n; i++) {
 		uint64_t reported = v[i].cpu < 64 ? a.lines_of[v[i].cpu] : 0;
 
 		total += v[i].ns;
-		if (v[i].ns < wns || v[i].ns < reported * wns || v[i].ns > elapsed ||
-		    (per_cpu && v[i].ns > bound)) {
+		lines += reported;
+		/* One thread per CPU in per-cpu mode: its own sleeps. */
+		most = per_cpu && reported ? minus(elapsed, (reported - 1) * sleep_ns) : elapsed;
+		if (v[i].ns < wns || v[i].ns < reported * wns || v[i].ns > most) {
 			good = false;
 			diag("%s: CPU %u sampled %" PRIu64 " ns, %" PRIu64
-			     " windows reported, %" PRIu64 " ns elapsed, bound %" PRIu64,
-			     mode, v[i].cpu, v[i].ns, reported, elapsed, bound);
+			     " windows reported, at most %" PRIu64 " ns",
+			     mode, v[i].cpu, v[i].ns, reported, most);
 		}
 	}
-	if (!per_cpu && total > bound) {
+	/* Otherwise one thread samples: its widths and sleeps take turns. */
+	if (!per_cpu && lines && total > minus(elapsed, (lines - 1) * sleep_ns)) {
 		good = false;
-		diag("%s: %" PRIu64 " ns sampled in all, bound %" PRIu64, mode, total, bound);
+		diag("%s: %" PRIu64 " ns sampled in all, %" PRIu64 " windows reported", mode,
+		     total, lines);
 	}
-	diag("%s: sampled \"%s\" in %" PRIu64 " ns, %" PRIu64 " lines", mode, escs(raw),
-	     elapsed, a.lines);
+	diag("%s cpus \"%s\": sampled \"%s\" in %" PRIu64 " ns, %" PRIu64 " lines", mode, cpus,
+	     escs(raw), elapsed, a.lines);
 	if (!ok(n >= 1 && good && (!per_cpu || n == cpus_online()),
-		"%s width %lld us window %lld us: sampled lists %s, each between one width and what the settings allow",
+		"%s width %lld us window %lld us: sampled lists %s, each between its reported widths and the time elapsed minus the sleeps",
 		mode, width, window, per_cpu ? "every CPU" : "the sampling CPUs"))
 		diag("%d lines", n);
 	sleep_ms(300);
@@ -772,6 +778,29 @@ static void check_sampled_mode(const char *mode, long long width, long long wind
 	if (!ok(n >= 1 && n2 == n && strcmp(raw, raw2) == 0, "%s: sampled is kept after enable=0",
 		mode))
 		diag("then \"%s\"", escs(raw2));
+}
+
+/* stop-machine on CPU 0: the CPUs it holds meanwhile sample nothing. */
+static void check_sampled_held(void)
+{
+	struct sampled_cpu v[64];
+	char raw[4096];
+	int n;
+
+	if (cpus_online() < 2) {
+		diag("one CPU only: held CPUs not tested");
+		return;
+	}
+	configure("stop-machine", FAST_THRESHOLD, 10000, 100000);
+	wr("cpus", "0");
+	wr("enable", "1");
+	sleep_ms(1000);
+	wr("enable", "0");
+	wr("cpus", "");
+	n = read_sampled(v, 64, raw, sizeof(raw));
+	if (!ok(n == 1 && v[0].cpu == 0 && v[0].ns >= 10000000ull,
+		"stop-machine with cpus=0: only CPU 0 is in sampled, the held CPUs are not"))
+		diag("sampled \"%s\"", escs(raw));
 }
 
 /*
@@ -785,12 +814,12 @@ static void test_sampled(void)
 	char raw[4096], small[4096];
 	size_t got = 0;
 	uint64_t most = 0, least = UINT64_MAX;
-	ssize_t n;
 	int fd, lines, r;
 
-	check_sampled_mode("round-robin", FAST_WIDTH, FAST_WINDOW, 1500);
-	check_sampled_mode("per-cpu", FAST_WIDTH, FAST_WINDOW, 1500);
-	check_sampled_mode("stop-machine", 10000, 100000, 1500);
+	check_sampled_mode("round-robin", FAST_WIDTH, FAST_WINDOW, "", 1500);
+	check_sampled_mode("per-cpu", FAST_WIDTH, FAST_WINDOW, "", 1500);
+	check_sampled_mode("stop-machine", 10000, 100000, "", 1500);
+	check_sampled_held();
 
 	/* Per-cpu again, long enough for every CPU to sample several widths. */
 	configure("per-cpu", FAST_THRESHOLD, FAST_WIDTH, FAST_WINDOW);
@@ -800,6 +829,24 @@ static void test_sampled(void)
 	lines = read_sampled(v, 64, raw, sizeof(raw));
 	for (int i = 0; i < lines; i++)
 		least = v[i].ns < least ? v[i].ns : least;
+
+	/* seq_file: byte by byte, the same text as in one read. */
+	fd = open_file("sampled", O_RDONLY);
+	while (fd >= 0 && got + 1 < sizeof(small) && read(fd, small + got, 1) == 1)
+		got++;
+	small[got] = '\0';
+	if (fd >= 0)
+		close(fd);
+	if (!ok(lines >= 1 && strcmp(raw, small) == 0,
+		"sampled read one byte at a time reads the same"))
+		diag("whole \"%s\", bytewise \"%s\"", escs(raw), escs(small));
+
+	r = wr("sampled", "0\n");
+	rd("sampled", small, sizeof(small));
+	if (!ok(r < 0 && lines >= 1 && strcmp(raw, small) == 0,
+		"a write to sampled is refused and changes nothing"))
+		diag("write: %s, then \"%s\"", r < 0 ? strerror(-r) : "accepted", escs(small));
+
 	/* enable=0 waits for the width in progress: at most one per CPU. */
 	wr("enable", "1");
 	wr("enable", "0");
@@ -810,22 +857,6 @@ static void test_sampled(void)
 			most < 2ull * FAST_WIDTH * 1000,
 		"enable=1 resets sampled (at most one width per CPU after 1, 0)"))
 		diag("before \"%s\", after \"%s\"", escs(raw), escs(small));
-
-	/* seq_file: byte by byte, the same text as in one read. */
-	rd("sampled", raw, sizeof(raw));
-	fd = open_file("sampled", O_RDONLY);
-	while (fd >= 0 && got + 1 < sizeof(small) && (n = read(fd, small + got, 1)) == 1)
-		got++;
-	small[got] = '\0';
-	if (fd >= 0)
-		close(fd);
-	if (!ok(got > 0 && strcmp(raw, small) == 0, "sampled read one byte at a time reads the same"))
-		diag("whole \"%s\", bytewise \"%s\"", escs(raw), escs(small));
-
-	r = wr("sampled", "0\n");
-	rd("sampled", small, sizeof(small));
-	if (!ok(r < 0 && strcmp(raw, small) == 0, "a write to sampled is refused and changes nothing"))
-		diag("write: %s, then \"%s\"", r < 0 ? strerror(-r) : "accepted", escs(small));
 }
 
 /* count and max agree with the stream when nothing was dropped. */
