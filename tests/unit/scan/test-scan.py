@@ -65,6 +65,8 @@ ORIGINAL = {
     "count": "0\n",
     "max": "0\n",
     "smi": "MSR_SMI_COUNT\n",
+    # Issue 14: what the module sampled (kept after enable=0).
+    "sampled": "0 450123456\n1 449876543\n",
 }
 
 
@@ -302,6 +304,7 @@ def test_full_run(tmp):
         "HWLAT_SAMPLES": "4", "HWLAT_MAX_NS": "2500000", "HWLAT_DROPPED": "2",
         # per-cpu mode: the larger per-CPU total (CPU 0: 1, CPU 1: 2)
         "HWLAT_SMI_TOTAL": "2", "HWLAT_NMI_TOTAL": "1", "HWLAT_FLOOR_NS": "45",
+        "HWLAT_SAMPLED_NS": "899999999", "HWLAT_SAMPLED_CPU_NS": "0:450123456 1:449876543",
     }
     got = {k: sm.get(k) for k in want}
     ok(got == want, "summary fields have the scan's values", got)
