@@ -21,7 +21,7 @@
 
 static const char *const all_files[] = {
 	"enable", "threshold", "width", "window", "count", "max", "sample",
-	"mode", "cpus", "stream", "dropped", "floor", "clock",
+	"mode", "cpus", "stream", "dropped", "floor", "clock", "sampled",
 };
 #define NFILES (sizeof(all_files) / sizeof(all_files[0]))
 
