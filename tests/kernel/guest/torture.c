@@ -100,8 +100,8 @@ static void torture_garbage(void)
 		}
 	}
 	wr("enable", "0");
-	ok(held, "garbage: %lu random writes to all 13 files (%lu rejected, %lu accepted), settings stay consistent",
-	   writes, rejected, accepted);
+	ok(held, "garbage: %lu random writes to all %zu files (%lu rejected, %lu accepted), settings stay consistent",
+	   writes, NFILES, rejected, accepted);
 }
 
 struct reader {
