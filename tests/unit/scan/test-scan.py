@@ -457,8 +457,10 @@ def test_rejected_setting(tmp):
        "rejected cpus: the write error, then that the scan could not start and is restored",
        r.stderr)
     ok(len(sm) == 1 and sm[0].get("HWLAT_STATUS") == "failed"
-       and sm[0].get("HWLAT_SAMPLES") == "0" and sm[0].get("HWLAT_DURATION_NS") == "0",
-       "rejected cpus: one summary, failed, nothing sampled", sm)
+       and sm[0].get("HWLAT_SAMPLES") == "0" and sm[0].get("HWLAT_DURATION_NS") == "0"
+       # never enabled: the sampled file left from before is not this scan's
+       and sm[0].get("HWLAT_SAMPLED_NS") == "0" and sm[0].get("HWLAT_SAMPLED_CPU_NS") == "",
+       "rejected cpus: one summary, failed, nothing sampled (time sampled 0, no CPU)", sm)
     ok(read(d, "width") == "500000\n" and read(d, "enable") == "0\n",
        "rejected cpus: width written before it is restored, never enabled", snapshot(d))
 
