@@ -95,3 +95,10 @@
 #define HWLAT_F_BIOS_DATE "HWLAT_BIOS_DATE"
 #define HWLAT_F_MICROCODE "HWLAT_MICROCODE"
 #define HWLAT_F_CPU_COUNT "HWLAT_CPU_COUNT"
+
+/*
+ * Issue 14, coverage: the time the module actually sampled (sum of its
+ * widths, per CPU and in all), from its debugfs `sampled`.
+ */
+#define HWLAT_F_SAMPLED_NS "HWLAT_SAMPLED_NS"
+#define HWLAT_F_SAMPLED_CPU_NS "HWLAT_SAMPLED_CPU_NS"

@@ -32,6 +32,7 @@
 #include "parse.h"
 #include "identity.h"
 #include "platform.h"
+#include "sampled.h"
 #include "smi-total.h"
 #include "stats.h"
 #include "progress.h"
@@ -117,6 +118,10 @@ typedef struct scan {
 	bool tracer;
 	uint64_t lost_events;	/* "[LOST n EVENTS]" lines of trace_pipe */
 	uint64_t foreign_lines; /* lines of other tracers or events */
+	/* Issue 14: the module's `sampled` at the end (and start, when locked). */
+	sampled_time sampled;
+	sampled_time sampled_start;
+	int sampled_start_r;
 } scan;
 
 static void help(void)
@@ -651,6 +656,23 @@ static void print_identity(const machine_identity *id)
 		printf(", CPU count unavailable\n");
 }
 
+/* "hwlat-scan: time sampled 0.900 s on 2 CPUs" (issue 14). */
+static void print_sampled(const sampled_time *t)
+{
+	unsigned int n = 0;
+
+	if (!t) {
+		printf("hwlat-scan: time sampled unavailable\n");
+		return;
+	}
+	for (unsigned int cpu = 0; cpu < HWLAT_MAX_CPUS; cpu++)
+		n += cpu_set_has(&t->listed, cpu);
+	printf("hwlat-scan: time sampled %llu.%03llu s on %u CPU%s\n",
+	       (unsigned long long)(t->total_ns / NSEC_PER_SEC),
+	       (unsigned long long)(t->total_ns % NSEC_PER_SEC / NSEC_PER_MSEC), n,
+	       n == 1 ? "" : "s");
+}
+
 /* Returns a negative errno when stdout cannot take it (EPIPE). */
 static int print_summary(const scan_summary *sum, uint64_t seq_gaps,
 			 const smi_tally *smi, const smi_total *smi_total)
@@ -687,6 +709,7 @@ static int print_summary(const scan_summary *sum, uint64_t seq_gaps,
 	else if (sum->settings_source &&
 		 strcmp(sum->settings_source, HWLAT_SETTINGS_SOURCE_PARAMETERS) == 0)
 		printf("hwlat-scan: settings from the module's parameters (debugfs refused writes)\n");
+	print_sampled(sum->sampled);
 	if (sum->skipped_lines)
 		printf("hwlat-scan: %llu unreadable stream lines skipped\n",
 		       (unsigned long long)sum->skipped_lines);
@@ -745,6 +768,35 @@ static const char *read_cpus_excluded(detector *d, const scan_config *cfg, char 
 		return NULL;
 	}
 	return buf;
+}
+
+/*
+ * The time the module sampled during the scan (issue 14), read once it no
+ * longer samples (or, under module parameters, its growth since the start):
+ * NULL, "unavailable", when it cannot be known (the reason logged). A scan
+ * that never started sampled nothing.
+ */
+static const sampled_time *scan_sampled(scan *s, detector *d, bool started, bool is_locked)
+{
+	char path[sizeof(d->path) + sizeof(SAMPLED_FILE) + 1];
+	int r;
+
+	if (!started) {
+		memset(&s->sampled, 0, sizeof(s->sampled));
+		return &s->sampled;
+	}
+	snprintf(path, sizeof(path), "%s/%s", d->path, SAMPLED_FILE);
+	r = sampled_read(d, &s->sampled);
+	if (r == -ENOENT)
+		log_msg("%s does not exist: the %s module is older than this hwlat-scan, the time "
+			"sampled is unavailable (rebuild the module: dkms autoinstall)",
+			path, MODULE_NAME);
+	if (r < 0)
+		return NULL;
+	if (is_locked && (s->sampled_start_r < 0 ||
+			  sampled_since(&s->sampled, &s->sampled_start, path) < 0))
+		return NULL;
+	return &s->sampled;
 }
 
 /*
@@ -1234,6 +1286,8 @@ static int run_module_scan(const options *o, const scan_config *cfg, int sig_fd,
 	c.state = c.saved;
 	if (is_locked) {
 		dropped_at_start = start_locked(s, lr, stream_fd, &c.det);
+		/* It samples since the load: the scan's part is the growth. */
+		s->sampled_start_r = sampled_read(&c.det, &s->sampled_start);
 		extend_start_timeout(o, cfg->duration_ns, c.state.window_us);
 		r = 0;
 		goto sampling;
@@ -1341,6 +1395,8 @@ summary:
 	sum.nmi_total = s->nmi_total;
 	sum.floor_ns = started && detector_read_u64(&c.det, "floor", &v) >= 0 ? v : 0;
 	sum.skipped_lines = s->skipped_lines;
+	/* The detector is disabled (or, locked, no longer read): its sums are final. */
+	sum.sampled = scan_sampled(s, &c.det, started, is_locked);
 	/* A skipped line's number is a gap too, but no lost window. */
 	unexplained = s->seq_gaps > s->skipped_lines ? s->seq_gaps - s->skipped_lines : 0;
 	if (sum.dropped < unexplained)

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -173,6 +174,27 @@ static int add_identity(journal_entry *e, const machine_identity *known)
 	return add_fields(e, fields, sizeof(fields) / sizeof(fields[0]));
 }
 
+/* HWLAT_SAMPLED_NS and HWLAT_SAMPLED_CPU_NS (issue 14). */
+static int add_sampled(journal_entry *e, const sampled_time *t)
+{
+	char *cpus;
+	int r;
+
+	if (!t) {
+		r = journal_entry_add(e, "%s=%s", HWLAT_F_SAMPLED_NS, HWLAT_UNAVAILABLE);
+		return r < 0 ? r :
+			journal_entry_add(e, "%s=%s", HWLAT_F_SAMPLED_CPU_NS, HWLAT_UNAVAILABLE);
+	}
+	cpus = sampled_format_cpus(t);
+	if (!cpus)
+		return -ENOMEM;
+	r = journal_entry_add(e, "%s=%" PRIu64, HWLAT_F_SAMPLED_NS, t->total_ns);
+	if (r >= 0)
+		r = journal_entry_add(e, "%s=%s", HWLAT_F_SAMPLED_CPU_NS, cpus);
+	free(cpus);
+	return r;
+}
+
 int journal_entry_summary(journal_entry *e, const scan_summary *s)
 {
 	bool over = s->hardlimit_ns && s->max_ns > s->hardlimit_ns;
@@ -232,6 +254,8 @@ int journal_entry_summary(journal_entry *e, const scan_summary *s)
 				      over ? format_latency(s->hardlimit_ns, limit, sizeof(limit)) : "");
 	if (r >= 0)
 		r = add_fields(e, fields, sizeof(fields) / sizeof(fields[0]));
+	if (r >= 0)
+		r = add_sampled(e, s->sampled);
 	if (r >= 0)
 		r = add_identity(e, s->identity);
 	return r < 0 ? r : 0;

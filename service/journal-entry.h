@@ -11,10 +11,12 @@
 #include <sys/uio.h>
 
 #include "identity.h"
+#include "sampled.h"
 #include "stream.h"
 
 #define ENTRY_MAX_FIELDS 64
-#define ENTRY_POOL_SIZE 16384
+/* HWLAT_SAMPLED_CPU_NS alone may take 27 KB (1024 CPUs). */
+#define ENTRY_POOL_SIZE 65536
 
 /* The iovecs point into pool: never copy a built entry. */
 typedef struct journal_entry {
@@ -59,6 +61,8 @@ typedef struct scan_summary {
 	const char *settings_source;	  /* HWLAT_SETTINGS_SOURCE_* */
 	const char *settings_not_applied; /* NULL: every requested setting in force */
 	const char *backend; /* HWLAT_BACKEND_*; NULL: module */
+	/* Issue 14: the time sampled; NULL writes "unavailable". */
+	const sampled_time *sampled;
 } scan_summary;
 
 /* Resets e and adds one "NAME=value" field; -E2BIG when e is full. */

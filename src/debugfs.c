@@ -11,6 +11,7 @@
 
 #include <linux/debugfs.h>
 #include <linux/fs.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
@@ -289,6 +290,37 @@ static const struct file_operations hwlat_excluded_fops = {
 	.llseek = default_llseek,
 };
 
+/*
+ * "<cpu> <ns>\n" per CPU that completed a width since enable=1. A seq_file,
+ * so that one open reads one snapshot even through a small buffer.
+ */
+static int hwlat_sampled_show(struct seq_file *m, void *v)
+{
+	unsigned int cpu;
+	u64 ns;
+
+	for_each_possible_cpu(cpu) {
+		ns = hwlat_get_sampled_ns(cpu);
+		/* A kept width lasts at least 1 us: 0 is no width. */
+		if (ns)
+			seq_printf(m, "%u %llu\n", cpu, ns);
+	}
+	return 0;
+}
+
+static int hwlat_sampled_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, hwlat_sampled_show, NULL);
+}
+
+static const struct file_operations hwlat_sampled_fops = {
+	.owner = THIS_MODULE,
+	.open = hwlat_sampled_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+};
+
 static const struct file_operations hwlat_clock_fops = {
 	.owner = THIS_MODULE,
 	.open = simple_open,
@@ -391,6 +423,7 @@ static const struct hwlat_file hwlat_files[] = {
 	{ "clock", 0400, &hwlat_clock_fops },
 	{ "smi", 0400, &hwlat_smi_fops },
 	{ "cpus_excluded", 0400, &hwlat_excluded_fops },
+	{ "sampled", 0400, &hwlat_sampled_fops },
 };
 
 int hwlat_debugfs_init(void)

@@ -100,6 +100,7 @@ struct hwlat_cpu {
 	int sampling;		/* a width is running on this CPU */
 	u64 nmi_count;		/* NMIs taken while sampling */
 	u64 nmi_last_ns;	/* entry time of the last of them */
+	u64 sampled_ns;		/* sum of the kept widths since enable */
 	u32 hist[HWLAT_HIST_NR];
 };
 
@@ -146,6 +147,8 @@ void hwlat_sampler_stop(void);
 void hwlat_sampler_kick(void);
 u64 hwlat_get_floor_ns(void);
 void hwlat_reset_floor(void);
+u64 hwlat_get_sampled_ns(unsigned int cpu);
+void hwlat_reset_sampled(void);
 
 /* buffer.c */
 int hwlat_buffer_init(void);

@@ -371,6 +371,7 @@ int hwlat_set_enabled(bool on)
 	if (on) {
 		hwlat_buffer_reset();
 		hwlat_reset_floor();
+		hwlat_reset_sampled();
 		WRITE_ONCE(hwlat_enabled, true);
 		ret = hwlat_start_locked();
 		if (ret) {

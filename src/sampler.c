@@ -92,6 +92,21 @@ void hwlat_reset_floor(void)
 	WRITE_ONCE(hwlat_floor, 0);
 }
 
+/* Only @cpu's sampler writes it; a u64 load is not torn on x86_64. */
+u64 hwlat_get_sampled_ns(unsigned int cpu)
+{
+	return READ_ONCE(per_cpu(hwlat_cpu, cpu).sampled_ns);
+}
+
+/* Before the samplers start (enable=1): no writer runs. */
+void hwlat_reset_sampled(void)
+{
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu)
+		WRITE_ONCE(per_cpu(hwlat_cpu, cpu).sampled_ns, 0);
+}
+
 static inline unsigned int hwlat_hist_idx(u64 ns)
 {
 	u64 coarse;
@@ -267,6 +282,18 @@ static void hwlat_exit_gap(struct hwlat_width *w, u64 prev, u64 now,
 }
 
 /*
+ * The width ran from its first read @start to its last read @end: the time
+ * a gap would have been seen. A discarded width reports nothing, so it
+ * counts as nothing sampled. Only this CPU writes its sum.
+ */
+static void hwlat_add_sampled(struct hwlat_cpu *hc,
+			      const struct hwlat_width *w, u64 start, u64 end)
+{
+	if (!w->invalid)
+		WRITE_ONCE(hc->sampled_ns, hc->sampled_ns + end - start);
+}
+
+/*
  * One width on the current CPU. Interrupts are off: the caller disabled
  * them, or stop_machine() did. Everything written here is this CPU's own.
  */
@@ -346,6 +373,7 @@ static void hwlat_width_irqsoff(struct hwlat_width *w)
 	if (!w->invalid && t1 > prev)
 		hwlat_exit_gap(w, prev, t1, &outer,
 			       nmi_next || READ_ONCE(hc->nmi_count) != nmi_seen);
+	hwlat_add_sampled(hc, w, start, max(t1, prev));
 	hwlat_smi_end(w);
 	w->ran = true;
 	w->start_ns = start;

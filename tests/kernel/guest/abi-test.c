@@ -119,6 +119,7 @@ static void test_modes_of_files(void)
 		{ "sample", 0400 }, { "mode", 0600 },	   { "cpus", 0600 },
 		{ "stream", 0400 }, { "dropped", 0400 },   { "floor", 0400 },
 		{ "clock", 0400 },  { "smi", 0400 },	   { "cpus_excluded", 0400 },
+		{ "sampled", 0400 },
 	};
 
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
@@ -161,6 +162,7 @@ static void test_defaults(void)
 	snprintf(want, sizeof(want), "0-%d\n", cpus_online() - 1);
 	expect_text("cpus", want);
 	expect_text("cpus_excluded", "\n");
+	expect_text("sampled", "");
 	expect_text("smi", intel_cpu() ? "MSR_SMI_COUNT\n" : "unavailable: not an Intel CPU\n");
 	n = rd("clock", b, sizeof(b));
 	if (!ok(n > 1 && b[n - 1] == '\n' && !strchr(b, ' ') && strchr(b, '\n') == b + n - 1,
@@ -676,6 +678,198 @@ static void test_cpus_limit(void)
 	wr("cpus", "");
 }
 
+/* One CPU's line of `sampled`. */
+struct sampled_cpu {
+	unsigned int cpu;
+	uint64_t ns;
+};
+
+/*
+ * Parses `sampled` ("<cpu> <ns>\n", ascending CPU) into v (at most 64
+ * CPUs); the number of lines, or -1 when it is malformed (why in diag).
+ */
+static int read_sampled(struct sampled_cpu *v, int max, char *raw, size_t rawsz)
+{
+	ssize_t n = rd("sampled", raw, rawsz);
+	const char *p = raw, *end;
+	int lines = 0;
+
+	if (n < 0) {
+		diag("read sampled: %s", strerror((int)-n));
+		return -1;
+	}
+	end = raw + n;
+	while (p < end) {
+		uint64_t cpu, ns;
+		int nd;
+
+		if (lines == max || !digits(&p, end, &cpu, &nd) || p == end || *p++ != ' ' ||
+		    !digits(&p, end, &ns, &nd) || p == end || *p++ != '\n' ||
+		    (lines && cpu <= v[lines - 1].cpu)) {
+			diag("sampled: malformed at line %d: \"%s\"", lines + 1, escs(raw));
+			return -1;
+		}
+		v[lines].cpu = (unsigned int)cpu;
+		v[lines].ns = ns;
+		lines++;
+	}
+	return lines;
+}
+
+/* a - b, 0 when b is larger. */
+static uint64_t minus(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
+/*
+ * Samples for about ms in mode with width/window (us) on cpus ("" for all),
+ * then disables: each listed CPU sampled at least one width per window it
+ * reported (and at least one), and no more than the time elapsed minus the
+ * sleeps (window - width at least) between the widths it reported.
+ */
+static void check_sampled_mode(const char *mode, long long width, long long window,
+			       const char *cpus, unsigned int ms)
+{
+	struct sampled_cpu v[64], again[64];
+	struct stream_acc a = { 0 };
+	char raw[4096], raw2[4096];
+	uint64_t t0, elapsed, total = 0, wns = (uint64_t)width * 1000;
+	uint64_t sleep_ns = (uint64_t)(window - width) * 1000, lines = 0, most;
+	bool per_cpu = strcmp(mode, "per-cpu") == 0, good = true;
+	int n, n2;
+
+	configure(mode, FAST_THRESHOLD, width, window);
+	wr("cpus", cpus);
+	t0 = now_ns();
+	wr("enable", "1");
+	read_stream(&a, ms, 0, 65536, NULL);
+	wr("enable", "0");
+	elapsed = now_ns() - t0;
+	n = read_sampled(v, 64, raw, sizeof(raw));
+	for (int i = 0; i < n; i++) {
+		uint64_t reported = v[i].cpu < 64 ? a.lines_of[v[i].cpu] : 0;
+
+		total += v[i].ns;
+		lines += reported;
+		/* One thread per CPU in per-cpu mode: its own sleeps. */
+		most = per_cpu && reported ? minus(elapsed, (reported - 1) * sleep_ns) : elapsed;
+		if (v[i].ns < wns || v[i].ns < reported * wns || v[i].ns > most) {
+			good = false;
+			diag("%s: CPU %u sampled %" PRIu64 " ns, %" PRIu64
+			     " windows reported, at most %" PRIu64 " ns",
+			     mode, v[i].cpu, v[i].ns, reported, most);
+		}
+	}
+	/* Otherwise one thread samples: its widths and sleeps take turns. */
+	if (!per_cpu && lines && total > minus(elapsed, (lines - 1) * sleep_ns)) {
+		good = false;
+		diag("%s: %" PRIu64 " ns sampled in all, %" PRIu64 " windows reported", mode,
+		     total, lines);
+	}
+	diag("%s cpus \"%s\": sampled \"%s\" in %" PRIu64 " ns, %" PRIu64 " lines", mode, cpus,
+	     escs(raw), elapsed, a.lines);
+	if (!ok(n >= 1 && good && (!per_cpu || n == cpus_online()),
+		"%s width %lld us window %lld us: sampled lists %s, each between its reported widths and the time elapsed minus the sleeps",
+		mode, width, window, per_cpu ? "every CPU" : "the sampling CPUs"))
+		diag("%d lines", n);
+	sleep_ms(300);
+	n2 = read_sampled(again, 64, raw2, sizeof(raw2));
+	if (!ok(n >= 1 && n2 == n && strcmp(raw, raw2) == 0, "%s: sampled is kept after enable=0",
+		mode))
+		diag("then \"%s\"", escs(raw2));
+}
+
+/* stop-machine on CPU 0: the CPUs it holds meanwhile sample nothing. */
+static void check_sampled_held(void)
+{
+	struct sampled_cpu v[64];
+	char raw[4096];
+	int n;
+
+	if (cpus_online() < 2) {
+		diag("one CPU only: held CPUs not tested");
+		return;
+	}
+	configure("stop-machine", FAST_THRESHOLD, 10000, 100000);
+	wr("cpus", "0");
+	wr("enable", "1");
+	sleep_ms(1000);
+	wr("enable", "0");
+	wr("cpus", "");
+	n = read_sampled(v, 64, raw, sizeof(raw));
+	if (!ok(n == 1 && v[0].cpu == 0 && v[0].ns >= 10000000ull,
+		"stop-machine with cpus=0: only CPU 0 is in sampled, the held CPUs are not"))
+		diag("sampled \"%s\"", escs(raw));
+}
+
+/*
+ * docs/interfaces.md, `sampled`: empty after load (test_defaults), the
+ * time each CPU sampled, kept after enable=0, reset by enable=1, one
+ * snapshot per open, read-only.
+ */
+static void test_sampled(void)
+{
+	struct sampled_cpu v[64], after[64];
+	char raw[4096], small[4096];
+	size_t got = 0;
+	uint64_t least = UINT64_MAX;
+	int fd, lines, r, grown = 0;
+
+	check_sampled_mode("round-robin", FAST_WIDTH, FAST_WINDOW, "", 1500);
+	check_sampled_mode("per-cpu", FAST_WIDTH, FAST_WINDOW, "", 1500);
+	check_sampled_mode("stop-machine", 10000, 100000, "", 1500);
+	check_sampled_held();
+
+	/* Per-cpu again, long enough for every CPU to sample several widths. */
+	configure("per-cpu", FAST_THRESHOLD, FAST_WIDTH, FAST_WINDOW);
+	wr("enable", "1");
+	sleep_ms(1500);
+	wr("enable", "0");
+	lines = read_sampled(v, 64, raw, sizeof(raw));
+	for (int i = 0; i < lines; i++)
+		least = v[i].ns < least ? v[i].ns : least;
+
+	/* seq_file: byte by byte, the same text as in one read. */
+	fd = open_file("sampled", O_RDONLY);
+	while (fd >= 0 && got + 1 < sizeof(small) && read(fd, small + got, 1) == 1)
+		got++;
+	small[got] = '\0';
+	if (fd >= 0)
+		close(fd);
+	if (!ok(lines >= 1 && strcmp(raw, small) == 0,
+		"sampled read one byte at a time reads the same"))
+		diag("whole \"%s\", bytewise \"%s\"", escs(raw), escs(small));
+
+	r = wr("sampled", "0\n");
+	rd("sampled", small, sizeof(small));
+	if (!ok(r < 0 && lines >= 1 && strcmp(raw, small) == 0,
+		"a write to sampled is refused and changes nothing"))
+		diag("write: %s, then \"%s\"", r < 0 ? strerror(-r) : "accepted", escs(small));
+
+	/*
+	 * enable=0 waits for the width in progress: at most one per CPU. A sum
+	 * carried over would only have grown; a reset one is a single width,
+	 * below the several widths each CPU summed before unless one stall
+	 * outlasted them all. A fixed bound is not safe: a 100 ms width took
+	 * 326 ms on a loaded host.
+	 */
+	wr("enable", "1");
+	wr("enable", "0");
+	r = read_sampled(after, 64, small, sizeof(small));
+	for (int i = 0; i < r; i++) {
+		int j = 0;
+
+		while (j < lines && v[j].cpu != after[i].cpu)
+			j++;
+		if (j == lines || after[i].ns >= v[j].ns)
+			grown++;
+	}
+	if (!ok(lines >= 1 && least >= 3ull * FAST_WIDTH * 1000 && r >= 0 && !grown,
+		"enable=1 resets sampled (after 1, 0 each CPU has less than it had)"))
+		diag("before \"%s\", after \"%s\"", escs(raw), escs(small));
+}
+
 /* count and max agree with the stream when nothing was dropped. */
 static void test_count_max_vs_stream(void)
 {
@@ -1025,8 +1219,8 @@ static void test_isolated(const char *list)
  */
 static void test_lockdown(void)
 {
-	static const char *const results[] = { "count", "max", "dropped", "floor",
-					       "smi",	"cpus_excluded", "clock" };
+	static const char *const results[] = { "count", "max", "dropped", "floor",  "smi",
+					       "cpus_excluded", "clock", "sampled" };
 	const char *lf = "/sys/kernel/security/lockdown";
 	struct stream_acc a = { 0 };
 	char b[256];
@@ -1135,5 +1329,6 @@ int main(int argc, char **argv)
 	test_cpus_limit();
 	test_dropped();
 	test_prompt_settings();
+	test_sampled();
 	return tap_done();
 }

@@ -340,6 +340,7 @@ struct stream_acc {
 	uint64_t smi_unknown; /* lines with "-" for smi_count and smi_ns */
 	uint64_t smi_total;
 	uint64_t cpus_seen; /* bit mask of CPUs */
+	uint64_t lines_of[64]; /* lines per CPU, CPUs 0-63 */
 	uint64_t max_cpu;
 	char first_bad[160];
 	bool have_seq;
@@ -358,8 +359,10 @@ static inline void acc_line(struct stream_acc *a, const char *l, size_t len)
 	if (!s.smi_known)
 		a->smi_unknown++;
 	a->smi_total += s.smi_count;
-	if (s.cpu < 64)
+	if (s.cpu < 64) {
 		a->cpus_seen |= 1ull << s.cpu;
+		a->lines_of[s.cpu]++;
+	}
 	if (s.cpu > a->max_cpu)
 		a->max_cpu = s.cpu;
 	if (a->have_seq) {

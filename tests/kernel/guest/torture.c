@@ -21,7 +21,7 @@
 
 static const char *const all_files[] = {
 	"enable", "threshold", "width", "window", "count", "max", "sample",
-	"mode", "cpus", "stream", "dropped", "floor", "clock",
+	"mode", "cpus", "stream", "dropped", "floor", "clock", "sampled",
 };
 #define NFILES (sizeof(all_files) / sizeof(all_files[0]))
 
@@ -100,8 +100,8 @@ static void torture_garbage(void)
 		}
 	}
 	wr("enable", "0");
-	ok(held, "garbage: %lu random writes to all 13 files (%lu rejected, %lu accepted), settings stay consistent",
-	   writes, rejected, accepted);
+	ok(held, "garbage: %lu random writes to all %zu files (%lu rejected, %lu accepted), settings stay consistent",
+	   writes, NFILES, rejected, accepted);
 }
 
 struct reader {

@@ -162,14 +162,19 @@ def locked_wrapper():
     return ["unshare", "-U"] if r.returncode == 0 else None
 
 
-def locked_scan(tmp, name, args, params=None, stale=3, fresh=2, dropped=(5, 7)):
+# `sampled` before and after: since the load, the scan's part is the growth.
+SAMPLED = ("0 100\n1 200\n", "0 350\n1 200\n2 50\n")
+
+
+def locked_scan(tmp, name, args, params=None, stale=3, fresh=2, dropped=(5, 7),
+                sampled=SAMPLED):
     """A scan of a detector whose setting files cannot be opened for
     writing. `stale` lines (and a malformed one) are in the stream before the scan starts,
-    `fresh` come 0.5 s after it started, `dropped` is the detector's
-    count before and after. Returns (result, summaries, samples)."""
+    `fresh` come 0.5 s after it started, `dropped` and `sampled` are the
+    detector's files before and after. Returns (result, summaries, samples)."""
     sub = os.path.join(tmp, name)
     os.mkdir(sub)
-    d = fake.make_fake(sub, dropped=f"{dropped[0]}\n")
+    d = fake.make_fake(sub, dropped=f"{dropped[0]}\n", sampled=sampled[0])
     os.chmod(sub, 0o755)
     for f in SETTINGS:
         os.chmod(os.path.join(d, f), 0)
@@ -190,6 +195,9 @@ def locked_scan(tmp, name, args, params=None, stale=3, fresh=2, dropped=(5, 7)):
                          for s in range(200, 200 + fresh)).encode())
     with open(os.path.join(d, "dropped"), "w") as f:
         f.write(f"{dropped[1]}\n")
+    with open(os.path.join(d, "sampled.new"), "w") as f:
+        f.write(sampled[1])
+    os.rename(os.path.join(d, "sampled.new"), os.path.join(d, "sampled"))
     out, err = p.communicate(timeout=30)
     os.close(fd)
     entries = fake.parse_export(export) if os.path.exists(export) else []
@@ -217,11 +225,23 @@ def test_locked(tmp):
             "HWLAT_WIDTH_NS": "100000000", "HWLAT_WINDOW_NS": "200000000",
             "HWLAT_MODE": "round-robin", "HWLAT_CPUS": "0-1",
             "HWLAT_SETTINGS_SOURCE": "module-parameters", "HWLAT_SAMPLES": "2",
-            "HWLAT_MAX_NS": "40201", "HWLAT_DROPPED": "2"}
+            "HWLAT_MAX_NS": "40201", "HWLAT_DROPPED": "2",
+            "HWLAT_SAMPLED_NS": "300", "HWLAT_SAMPLED_CPU_NS": "0:250 2:50"}
     ok(len(sm) == 1 and {k: s.get(k) for k in want} == want
        and "HWLAT_SETTINGS_NOT_APPLIED" not in s,
-       "the summary records the module's parameters, its 2 windows, 2 dropped during the scan",
-       (want, sm))
+       "the summary records the module's parameters, its 2 windows, 2 dropped and the time "
+       "sampled during the scan (each CPU's growth; CPU 1 did not sample)", (want, sm))
+
+    rc, out, err, sm, samples, d = locked_scan(tmp, "reset", ["--threshold", "20us"],
+                                               sampled=("0 100\n1 200\n", "0 350\n1 150\n"))
+    s = sm[0] if len(sm) == 1 else {}
+    ok(rc == 0 and s.get("HWLAT_STATUS") == "completed" and
+       s.get("HWLAT_SAMPLED_NS") == "unavailable" and
+       s.get("HWLAT_SAMPLED_CPU_NS") == "unavailable" and
+       f"{d}/sampled: CPU 1 sampled 200 ns at the start of the scan and 150 ns at its end (was "
+       "the module reloaded or restarted?); the time sampled is unavailable" in err,
+       f"a CPU's sampled time went down during the scan: unavailable, said, exit 0 (got {rc})",
+       [s, err])
     ok([e.get("HWLAT_SEQ") for e in samples] == ["200", "201"]
        and all(e.get("HWLAT_THRESHOLD_NS") == "20000" for e in samples),
        "only the windows that came during the scan are journaled, with the threshold in force",

@@ -210,20 +210,24 @@ def test_scan(tmp):
         "HWLAT_DROPPED": "4", "HWLAT_SMI_TOTAL": "unavailable",
         "HWLAT_SMI_UNAVAILABLE": "the kernel's hwlat tracer does not count SMIs",
         "HWLAT_NMI_TOTAL": "3", "HWLAT_FLOOR_NS": "unavailable", "HWLAT_SKIPPED_LINES": "0",
+        # Issue 14: the tracer says nothing of the time it sampled.
+        "HWLAT_SAMPLED_NS": "unavailable", "HWLAT_SAMPLED_CPU_NS": "unavailable",
     }
     got_sum = {k: s.get(k) for k in want_sum}
     ok(len(sums) == 1 and got_sum == want_sum and samples and
        fake.parse_export(export)[-1] is not None and
        fake.parse_export(export)[-1].get("MESSAGE_ID") == SUMMARY_ID,
        "one summary, last: backend tracer, settings source tracefs, the settings in force, "
-       "dropped 4, floor, clock and SMIs unavailable", got_sum)
+       "dropped 4, floor, clock, SMIs and time sampled unavailable", got_sum)
     ok("the kernel's trace buffer lost 4 events: 'CPU:1 [LOST 4 EVENTS]'" in r.stderr and
        "ignoring lines of other tracers or events in trace_pipe, e.g. '" + FOREIGN.strip()[:40]
        in r.stderr.replace("'            ", "'"),
        "lost events and other tracers' lines are said on stderr", r.stderr)
     ok("hwlat-scan: backend tracer: the kernel's hwlat tracer sampled (no SMI counts, "
-       "no detection floor)\n" in r.stdout and "detection floor unavailable" in r.stdout,
-       "the printed summary names the backend and the floor as unavailable", r.stdout)
+       "no detection floor)\n" in r.stdout and "detection floor unavailable" in r.stdout
+       and "hwlat-scan: time sampled unavailable\n" in r.stdout,
+       "the printed summary names the backend, the floor and the time sampled as unavailable",
+       r.stdout)
 
 
 def test_threshold_default(tmp):

@@ -65,6 +65,8 @@ ORIGINAL = {
     "count": "0\n",
     "max": "0\n",
     "smi": "MSR_SMI_COUNT\n",
+    # Issue 14: what the module sampled (kept after enable=0).
+    "sampled": "0 450123456\n1 449876543\n",
 }
 
 
@@ -302,6 +304,7 @@ def test_full_run(tmp):
         "HWLAT_SAMPLES": "4", "HWLAT_MAX_NS": "2500000", "HWLAT_DROPPED": "2",
         # per-cpu mode: the larger per-CPU total (CPU 0: 1, CPU 1: 2)
         "HWLAT_SMI_TOTAL": "2", "HWLAT_NMI_TOTAL": "1", "HWLAT_FLOOR_NS": "45",
+        "HWLAT_SAMPLED_NS": "899999999", "HWLAT_SAMPLED_CPU_NS": "0:450123456 1:449876543",
     }
     got = {k: sm.get(k) for k in want}
     ok(got == want, "summary fields have the scan's values", got)
@@ -454,8 +457,10 @@ def test_rejected_setting(tmp):
        "rejected cpus: the write error, then that the scan could not start and is restored",
        r.stderr)
     ok(len(sm) == 1 and sm[0].get("HWLAT_STATUS") == "failed"
-       and sm[0].get("HWLAT_SAMPLES") == "0" and sm[0].get("HWLAT_DURATION_NS") == "0",
-       "rejected cpus: one summary, failed, nothing sampled", sm)
+       and sm[0].get("HWLAT_SAMPLES") == "0" and sm[0].get("HWLAT_DURATION_NS") == "0"
+       # never enabled: the sampled file left from before is not this scan's
+       and sm[0].get("HWLAT_SAMPLED_NS") == "0" and sm[0].get("HWLAT_SAMPLED_CPU_NS") == "",
+       "rejected cpus: one summary, failed, nothing sampled (time sampled 0, no CPU)", sm)
     ok(read(d, "width") == "500000\n" and read(d, "enable") == "0\n",
        "rejected cpus: width written before it is restored, never enabled", snapshot(d))
 
