@@ -95,3 +95,12 @@
 #define HWLAT_F_BIOS_DATE "HWLAT_BIOS_DATE"
 #define HWLAT_F_MICROCODE "HWLAT_MICROCODE"
 #define HWLAT_F_CPU_COUNT "HWLAT_CPU_COUNT"
+
+/*
+ * Issue 14 item 4, in every summary of the module backend: the time the
+ * CPUs actually sampled (the sum of the widths), in total and per CPU
+ * ("0:450123456 1:449876543", ascending CPUs); "unavailable" with the
+ * tracer or an older module.
+ */
+#define HWLAT_F_SAMPLED_NS "HWLAT_SAMPLED_NS"
+#define HWLAT_F_SAMPLED_CPU_NS "HWLAT_SAMPLED_CPU_NS"

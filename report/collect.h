@@ -57,6 +57,10 @@ size_t collect_finish(struct report_data *d);
  * do for the other --by. Returns 0 or -ENOMEM.
  */
 int collect_regroup(struct report_data *d);
+/* Whether scan s belongs to group g (by its key; --by firmware/product:
+ * by its identity, after collect_regroup()). */
+bool collect_group_has_scan(const struct report_data *d, const struct group *g,
+			    const struct scan *s);
 /* Human name of a --by value ("cpu", "scan", ...). */
 const char *group_by_name(enum group_by by);
 /* The --by value of a name; -EINVAL when there is none. */
