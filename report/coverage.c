@@ -96,24 +96,22 @@ bool scan_sampled(const struct scan *s, const struct options *o, int cpu, uint64
 {
 	uint64_t sum = 0;
 
+	/* Short enough for a line of 80 columns after 14 of indent. */
 	if (!s->has_summary) {
-		snprintf(why, why_size, "scan %s has no summary", s->id);
+		snprintf(why, why_size, "scan %s: no summary", s->id);
 		return false;
 	}
 	if (!s->sampled_text[0]) {
-		snprintf(why, why_size, "scan %s does not record it (a summary written "
-			 "before " HWLAT_F_SAMPLED_NS ")", s->id);
+		snprintf(why, why_size, "scan %s: not recorded (old summary)", s->id);
 		return false;
 	}
 	if (!s->sampled_known) {
-		snprintf(why, why_size, "scan %s: unavailable (the tracer backend or an older "
-			 "module)", s->id);
+		snprintf(why, why_size, "scan %s: none (tracer or old module)", s->id);
 		return false;
 	}
 	if ((o->have_since && s->start_ns < o->since_ns) ||
 	    (o->have_until && s->start_ns + s->duration_ns > o->until_ns)) {
-		snprintf(why, why_size, "scan %s ran beyond --since/--until, and its time "
-			 "sampled cannot be cut", s->id);
+		snprintf(why, why_size, "scan %s: ran beyond --since/--until", s->id);
 		return false;
 	}
 	if (cpu < 0 && !o->have_cpus) {

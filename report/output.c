@@ -302,8 +302,8 @@ static void print_coverage(const struct coverage *c, const char *label, const ch
 		print_null("sampled_unavailable_reason", NULL);
 	} else {
 		print_null("sampled_ns", NULL);
-		print_text("%sunavailable", label);
-		print_string("sampled_unavailable_reason", ": %s", c->why);
+		print_text("%sunavailable\n%*s", label, (int)strlen(label), "");
+		print_string("sampled_unavailable_reason", "%s", c->why);
 	}
 	print_rates_json(c);
 	print_text("\n");
@@ -551,7 +551,7 @@ static void print_cov_row(const struct coverage *c, bool period)
 static void print_cov_notes(const char *why, bool mixed)
 {
 	if (why)
-		print_string(NULL, "  -: time sampled unavailable: %s\n", why);
+		print_string(NULL, "  -: time sampled unavailable:\n     %s\n", why);
 	if (mixed)
 		print_text("  period -: the events of several machines (a period is one "
 			   "machine's)\n");
