@@ -239,3 +239,23 @@ int coverage_scan(const struct report_data *d, const struct scan *s, struct cove
 	c->unexplained = s->unexplained;
 	return find_period(d, NULL, s, c);
 }
+
+bool coverage_cpus(const struct report_data *d, uint64_t ns[HWLAT_MAX_CPUS])
+{
+	char why[200];
+
+	memset(ns, 0, HWLAT_MAX_CPUS * sizeof(*ns));
+	for (size_t i = 0; i < d->n_scans; i++) {
+		const struct scan *s = &d->scans[i];
+		uint64_t total;
+
+		if (!s->chosen)
+			continue;
+		if (!scan_sampled(s, d->o, -1, &total, why, sizeof(why)))
+			return false;
+		for (size_t k = 0; k < s->n_sampled_cpu; k++)
+			if (!d->o->have_cpus || cpu_set_has(&d->o->cpus, s->sampled_cpu[k].cpu))
+				ns[s->sampled_cpu[k].cpu] += s->sampled_cpu[k].ns;
+	}
+	return true;
+}

@@ -49,5 +49,8 @@ int coverage_compute(const struct report_data *d, const struct group *g, int cpu
 /* One scan's coverage of the selection and its period. */
 int coverage_scan(const struct report_data *d, const struct scan *s, struct coverage *ret);
 
+/* Every chosen scan's time sampled per CPU (of the selection) into ns;
+ * false when a scan lacks it. */
+bool coverage_cpus(const struct report_data *d, uint64_t ns[HWLAT_MAX_CPUS]);
 /* Events per hour sampled (count / (ns / 3600 s)). */
 double per_hour(uint64_t count, uint64_t ns);
