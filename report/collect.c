@@ -240,9 +240,14 @@ int collect_sample(const struct hwlat_sample *x, void *userdata)
 	if (x->timestamp_ns > d->last_ns)
 		d->last_ns = x->timestamp_ns;
 	timeline_add(&d->timeline, x->timestamp_ns, x->latency_ns);
-	r = scan_add_time(s, x->timestamp_ns);
-	if (r < 0)
-		return r;
+	if (d->n_times == COVERAGE_MAX_TIMES) {
+		d->times_full = true;
+	} else {
+		r = scan_add_time(s, x->timestamp_ns);
+		if (r < 0)
+			return r;
+		d->n_times++;
+	}
 
 	r = stats_add(&d->all, x, d->o->hardlimit_ns);
 	if (r < 0)

@@ -36,6 +36,8 @@ struct report_data {
 	int write_error;            /* --csv: why a row could not be written */
 	const struct read_result *read; /* what the walk met (malformed, corrupt) */
 	const char *no_match_reason;    /* collect_finish() chose nothing: why */
+	size_t n_times;                 /* times kept in the scans (coverage.h) */
+	bool times_full;                /* COVERAGE_MAX_TIMES reached: no period */
 };
 
 void report_data_init(struct report_data *d, const struct options *o);

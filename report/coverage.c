@@ -156,13 +156,19 @@ static int find_period(const struct report_data *d, const struct group *g,
 
 		if (one ? s != one : !s->chosen || (g && !collect_group_has_scan(d, g, s)))
 			continue;
-		if (first && strcmp(first->machine_id, s->machine_id) != 0)
-			return 0; /* two machines: not computed */
+		if (first && strcmp(first->machine_id, s->machine_id) != 0) {
+			c->period_why = "the events of several machines";
+			return 0;
+		}
 		if (!first)
 			first = s;
 		n += s->n_times;
 		if (merge_window(s) > merge)
 			merge = merge_window(s);
+	}
+	if (d->times_full) {
+		c->period_why = "over 1000000 windows (their times are not kept)";
+		return 0;
 	}
 	t = malloc((n ? n : 1) * sizeof(*t));
 	if (!t)

@@ -14,6 +14,10 @@
 #include "collect.h"
 #include "period.h"
 
+/* The times of matched windows kept for the periods (8 bytes each): past
+ * this many in a selection no period is computed, and memory stays bounded. */
+#define COVERAGE_MAX_TIMES 1000000
+
 /*
  * Checks HWLAT_SAMPLED_CPU_NS ("0:450 1:449", ascending CPUs below 1024,
  * single spaces) against the total; fills out (HWLAT_MAX_CPUS entries) when
@@ -32,8 +36,10 @@ struct coverage {
 	char why[200];         /* !known: why (the first scan without) */
 	uint64_t samples, smi_windows, nmi_windows, unexplained;
 	bool smi_known;        /* every window could count SMIs */
-	/* The dominant period: computed only for the events of one machine. */
+	/* The dominant period: computed only for the events of one machine,
+	 * when the times were kept (COVERAGE_MAX_TIMES); else why not. */
 	bool period_computed;
+	const char *period_why;
 	struct period_result period;
 };
 

@@ -256,9 +256,12 @@ static void print_period(const struct coverage *c, const char *fmt)
 	char text[160], num[32];
 
 	if (!c->period_computed) {
+		char why[160];
+
+		snprintf(why, sizeof(why), "not computed: %s", c->period_why);
 		print_null("period", NULL);
 		if (fmt)
-			print_string(NULL, fmt, "not computed: the events of several machines");
+			print_string(NULL, fmt, why);
 		return;
 	}
 	if (p->period_ns)
@@ -548,13 +551,12 @@ static void print_cov_row(const struct coverage *c, bool period)
 }
 
 /* After a coverage table: why a "-" (once). */
-static void print_cov_notes(const char *why, bool mixed)
+static void print_cov_notes(const char *why, const char *period_why)
 {
 	if (why)
 		print_string(NULL, "  -: time sampled unavailable:\n     %s\n", why);
-	if (mixed)
-		print_text("  period -: the events of several machines (a period is one "
-			   "machine's)\n");
+	if (period_why)
+		print_string(NULL, "  period -: %s\n", period_why);
 }
 
 #define ROW_HEADER "   samples        max       mean        p99 %11s    NMI unexpl.\n"
@@ -587,7 +589,7 @@ static void print_cpu_table(const struct report_data *d)
 		if (!c.known && !why[0])
 			snprintf(why, sizeof(why), "%s", c.why);
 	}
-	print_cov_notes(why[0] ? why : NULL, false);
+	print_cov_notes(why[0] ? why : NULL, NULL);
 }
 
 static const char *group_key_name(enum group_by by)
@@ -658,9 +660,8 @@ static void print_group_key(const struct report_data *d, const struct group *g, 
 
 static int print_group_table(const struct report_data *d)
 {
-	const char *by = group_by_name(d->o->by), *why = NULL;
+	const char *by = group_by_name(d->o->by), *why = NULL, *period_why = NULL;
 	struct coverage *c = calloc(d->n_groups ? d->n_groups : 1, sizeof(*c));
-	bool mixed = false;
 	int r = 0;
 
 	if (!c)
@@ -687,9 +688,10 @@ static int print_group_table(const struct report_data *d)
 		print_cov_row(&c[i], true);
 		if (!c[i].known && !why)
 			why = c[i].why;
-		mixed |= !c[i].period_computed;
+		if (!c[i].period_computed && !period_why)
+			period_why = c[i].period_why;
 	}
-	print_cov_notes(why, mixed);
+	print_cov_notes(why, period_why);
 out:
 	free(c);
 	return r;
