@@ -197,8 +197,8 @@ static void counts_of(const struct stats *st, struct coverage *c)
 	c->unexplained = st->unexplained_windows;
 }
 
-int coverage_compute(const struct report_data *d, const struct group *g, int cpu,
-		     struct coverage *ret)
+void coverage_compute(const struct report_data *d, const struct group *g, int cpu,
+		      struct coverage *ret)
 {
 	struct coverage *c = ret;
 
@@ -225,8 +225,10 @@ int coverage_compute(const struct report_data *d, const struct group *g, int cpu
 		counts_of(d->cpu[cpu], c);
 	else if (cpu < 0)
 		counts_of(&d->all, c);
-	if (cpu >= 0)
-		return 0; /* a CPU's events of several scans are no sequence */
+}
+
+int coverage_period(const struct report_data *d, const struct group *g, struct coverage *c)
+{
 	return find_period(d, g, NULL, c);
 }
 

@@ -49,9 +49,12 @@ bool scan_sampled(const struct scan *s, const struct options *o, int cpu, uint64
 		  char *why, size_t why_size);
 
 /* Which scans a figure covers: all chosen ones (g NULL, cpu < 0), a
- * group's, or, per CPU, every chosen scan's time on that CPU. */
-int coverage_compute(const struct report_data *d, const struct group *g, int cpu,
-		     struct coverage *ret);
+ * group's, or, per CPU, every chosen scan's time on that CPU. No period. */
+void coverage_compute(const struct report_data *d, const struct group *g, int cpu,
+		      struct coverage *ret);
+/* The period of the selection (g NULL) or of a group into c; 0 or -ENOMEM.
+ * A CPU has none: its events of several scans are no one sequence. */
+int coverage_period(const struct report_data *d, const struct group *g, struct coverage *c);
 /* One scan's coverage of the selection and its period. */
 int coverage_scan(const struct report_data *d, const struct scan *s, struct coverage *ret);
 

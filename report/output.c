@@ -571,7 +571,7 @@ static void print_cpu_table(const struct report_data *d)
 	for (size_t i = 0; i < HWLAT_MAX_CPUS; i++) {
 		if (!d->cpu[i])
 			continue;
-		coverage_compute(d, NULL, (int)i, &c); /* no period: no allocation */
+		coverage_compute(d, NULL, (int)i, &c);
 		print_open_object(NULL);
 		print_u64("cpu", "%5" PRIu64, i);
 		print_row(d->o, d->cpu[i], &c, true);
@@ -666,8 +666,10 @@ static int print_group_table(const struct report_data *d)
 
 	if (!c)
 		return -ENOMEM;
-	for (size_t i = 0; i < d->n_groups && r >= 0; i++)
-		r = coverage_compute(d, d->groups[i], -1, &c[i]);
+	for (size_t i = 0; i < d->n_groups && r >= 0; i++) {
+		coverage_compute(d, d->groups[i], -1, &c[i]);
+		r = coverage_period(d, d->groups[i], &c[i]);
+	}
 	if (r < 0)
 		goto out;
 	print_open_array("groups");
@@ -825,7 +827,8 @@ int print_report(struct report_data *d, bool *ret_exceeded)
 		print_time("first_sample_ns", "Time:         %s", d->first_ns);
 		print_time("last_sample_ns", " .. %s\n", d->last_ns);
 	}
-	r = coverage_compute(d, NULL, -1, &c);
+	coverage_compute(d, NULL, -1, &c);
+	r = coverage_period(d, NULL, &c);
 	if (r < 0)
 		return r;
 	print_coverage(&c, "Sampled:      ", "Per hour:     ", "Period:       ");
