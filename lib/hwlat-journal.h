@@ -97,8 +97,10 @@
 #define HWLAT_F_CPU_COUNT "HWLAT_CPU_COUNT"
 
 /*
- * Issue 14, coverage: the time the module actually sampled (sum of its
- * widths, per CPU and in all), from its debugfs `sampled`.
+ * Issue 14 item 4, in every summary of the module backend: the time the
+ * CPUs actually sampled (the sum of the widths), in total and per CPU
+ * ("0:450123456 1:449876543", ascending CPUs); "unavailable" with the
+ * tracer or an older module.
  */
 #define HWLAT_F_SAMPLED_NS "HWLAT_SAMPLED_NS"
 #define HWLAT_F_SAMPLED_CPU_NS "HWLAT_SAMPLED_CPU_NS"

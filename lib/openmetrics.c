@@ -159,7 +159,20 @@ int openmetrics_write(FILE *f, const struct openmetrics_facts *x)
 		gauge_seconds(f, "hwlat_scan_duration_seconds",
 			      "Wall-clock time the scans ran (not the time spent sampling).",
 			      x->duration_ns);
+	if (x->sampled_known)
+		gauge_seconds(f, "hwlat_sampled_seconds",
+			      "Time the CPUs sampled (the sum of the widths over the CPUs).",
+			      x->sampled_ns);
 	last_scan(f, x);
+	if (x->sampled_known && x->cpu_sampled_ns) {
+		char buf[32];
+
+		family(f, "hwlat_cpu_sampled_seconds", "gauge", "Time sampled per CPU.");
+		for (unsigned c = 0; c < HWLAT_MAX_CPUS; c++)
+			if (x->cpu_sampled_ns[c])
+				fprintf(f, "hwlat_cpu_sampled_seconds{cpu=\"%u\"} %s\n", c,
+					seconds(x->cpu_sampled_ns[c], buf, sizeof(buf)));
+	}
 	per_cpu(f, x, "hwlat_cpu_samples", "Windows reported per CPU.", false, cpu_samples);
 	per_cpu(f, x, "hwlat_cpu_latency_max_seconds", "Largest latency per CPU.", true,
 		cpu_max);

@@ -28,6 +28,12 @@ struct openmetrics_facts {
 	uint64_t dropped;
 	bool duration_known;
 	uint64_t duration_ns;      /* wall-clock time scanned */
+	/* Time sampled (issue 14 item 4, HWLAT_SAMPLED_NS): known when every
+	 * scan has it; per CPU HWLAT_MAX_CPUS entries (0: did not sample), or
+	 * NULL. */
+	bool sampled_known;
+	uint64_t sampled_ns;
+	const uint64_t *cpu_sampled_ns;
 	bool have_threshold;
 	uint64_t threshold_ns;     /* of the newest scan */
 	bool have_last;

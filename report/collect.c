@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "collect.h"
+#include "coverage.h"
 #include "csv.h"
 
 void report_data_init(struct report_data *d, const struct options *o)
@@ -30,6 +31,10 @@ void report_data_done(struct report_data *d)
 		free(d->groups[i]);
 	}
 	free(d->groups);
+	for (size_t i = 0; i < d->n_scans; i++) {
+		free(d->scans[i].times);
+		free(d->scans[i].sampled_cpu);
+	}
 	free(d->scans);
 	memset(d, 0, sizeof(*d));
 }
@@ -169,6 +174,22 @@ static bool sample_passes(const struct options *o, const struct hwlat_sample *x)
 	return true;
 }
 
+/* The time of a matched sample, for the period (coverage.h). */
+static int scan_add_time(struct scan *s, uint64_t t)
+{
+	if (s->n_times == s->cap_times) {
+		size_t cap = s->cap_times ? s->cap_times * 2 : 64;
+		uint64_t *p = realloc(s->times, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		s->times = p;
+		s->cap_times = cap;
+	}
+	s->times[s->n_times++] = t;
+	return 0;
+}
+
 int collect_sample(const struct hwlat_sample *x, void *userdata)
 {
 	struct report_data *d = userdata;
@@ -201,6 +222,11 @@ int collect_sample(const struct hwlat_sample *x, void *userdata)
 	if (x->timestamp_ns > s->last_ns)
 		s->last_ns = x->timestamp_ns;
 
+	if (!x->smi_count_known)
+		s->smi_windows_unknown = true;
+	s->smi_windows += sample_has_smi(x);
+	s->nmi_windows += x->nmi_count > 0;
+
 	if (d->csv) {
 		d->csv_rows++;
 		r = csv_row(d->csv, x, d->csv_rows == 1);
@@ -214,6 +240,14 @@ int collect_sample(const struct hwlat_sample *x, void *userdata)
 	if (x->timestamp_ns > d->last_ns)
 		d->last_ns = x->timestamp_ns;
 	timeline_add(&d->timeline, x->timestamp_ns, x->latency_ns);
+	if (d->n_times == COVERAGE_MAX_TIMES) {
+		d->times_full = true;
+	} else {
+		r = scan_add_time(s, x->timestamp_ns);
+		if (r < 0)
+			return r;
+		d->n_times++;
+	}
 
 	r = stats_add(&d->all, x, d->o->hardlimit_ns);
 	if (r < 0)
@@ -239,10 +273,22 @@ int collect_summary(const struct scan *sum, void *userdata)
 {
 	struct report_data *d = userdata;
 	struct scan *s = find_scan(d, sum->id);
+	struct cpu_ns *cpus = NULL;
+	size_t n_cpus = 0;
 	struct scan keep;
 
 	if (!s)
 		return -ENOMEM;
+	/* Checked by entry_problem(): it parses. */
+	if (sum->sampled_known && sum->sampled_cpu_text) {
+		cpus = malloc(HWLAT_MAX_CPUS * sizeof(*cpus));
+		if (!cpus)
+			return -ENOMEM;
+		if (sampled_cpu_parse(sum->sampled_cpu_text, sum->sampled_ns, cpus, &n_cpus)) {
+			free(cpus);
+			return -EINVAL;
+		}
+	}
 	/* Keep what the samples showed; take everything else from the summary. */
 	keep = *s;
 	*s = *sum;
@@ -254,6 +300,16 @@ int collect_summary(const struct scan *sum, void *userdata)
 	s->last_ns = keep.last_ns;
 	s->matched = keep.matched;
 	s->unexplained = keep.unexplained;
+	s->times = keep.times;
+	s->n_times = keep.n_times;
+	s->cap_times = keep.cap_times;
+	s->smi_windows = keep.smi_windows;
+	s->smi_windows_unknown = keep.smi_windows_unknown;
+	s->nmi_windows = keep.nmi_windows;
+	free(keep.sampled_cpu); /* a second summary of the scan replaces the first */
+	s->sampled_cpu = cpus;
+	s->n_sampled_cpu = n_cpus;
+	s->sampled_cpu_text = NULL; /* the entry's, gone after this call */
 	if (s->boot_id[0] == '\0')
 		memcpy(s->boot_id, keep.boot_id, sizeof(s->boot_id));
 	if (s->machine_id[0] == '\0')
@@ -261,6 +317,24 @@ int collect_summary(const struct scan *sum, void *userdata)
 	if (s->hostname[0] == '\0')
 		memcpy(s->hostname, keep.hostname, sizeof(s->hostname));
 	return 0;
+}
+
+bool collect_group_has_scan(const struct report_data *d, const struct group *g,
+			    const struct scan *s)
+{
+	switch (d->o->by) {
+	case GROUP_SCAN:
+		return strcmp(s->id, g->key) == 0;
+	case GROUP_BOOT:
+		return strcmp(s->boot_id, g->key) == 0;
+	case GROUP_HOST:
+		return strcmp(s->machine_id, g->key) == 0;
+	case GROUP_FIRMWARE:
+	case GROUP_PRODUCT:
+		return same_identity(d->o->by, &d->scans[g->scan_index], s);
+	default:
+		return false;
+	}
 }
 
 /* The scan's summary says it sampled one of the --cpu CPUs. */

@@ -36,6 +36,8 @@ struct report_data {
 	int write_error;            /* --csv: why a row could not be written */
 	const struct read_result *read; /* what the walk met (malformed, corrupt) */
 	const char *no_match_reason;    /* collect_finish() chose nothing: why */
+	size_t n_times;                 /* times kept in the scans (coverage.h) */
+	bool times_full;                /* COVERAGE_MAX_TIMES reached: no period */
 };
 
 void report_data_init(struct report_data *d, const struct options *o);
@@ -57,6 +59,10 @@ size_t collect_finish(struct report_data *d);
  * do for the other --by. Returns 0 or -ENOMEM.
  */
 int collect_regroup(struct report_data *d);
+/* Whether scan s belongs to group g (by its key; --by firmware/product:
+ * by its identity, after collect_regroup()). */
+bool collect_group_has_scan(const struct report_data *d, const struct group *g,
+			    const struct scan *s);
 /* Human name of a --by value ("cpu", "scan", ...). */
 const char *group_by_name(enum group_by by);
 /* The --by value of a name; -EINVAL when there is none. */

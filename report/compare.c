@@ -8,6 +8,7 @@
 #include "boots.h"
 #include "collect.h"
 #include "compare.h"
+#include "coverage.h"
 #include "gates.h"
 #include "hwlat-journal.h"
 #include "output.h"
@@ -26,6 +27,12 @@ struct side {
 	size_t n_scans;
 	struct gate_facts f;     /* scanned time and SMIs, as --fail-if sees them */
 	char why[160], smi_why[320];
+	struct coverage cov;     /* time sampled */
+	/* The time of the rates and the rate test: sampled when both sides
+	 * know theirs, else scanned (f.duration_*). */
+	bool time_known;
+	uint64_t time_ns;
+	const char *time_why;
 };
 
 /* The scan belongs to the side by its host, firmware and product terms. */
@@ -179,7 +186,21 @@ static int finish_side(struct side *x)
 	}
 	x->n_scans = (size_t)n;
 	gates_facts(&x->d, &x->f, x->why, sizeof(x->why), x->smi_why, sizeof(x->smi_why));
+	coverage_compute(&x->d, NULL, -1, &x->cov);
 	return 0;
+}
+
+/* Time sampled when every scan of both sides has it, else scan duration. */
+static bool choose_time_basis(struct side x[2])
+{
+	bool sampled = x[0].cov.known && x[0].cov.ns > 0 && x[1].cov.known && x[1].cov.ns > 0;
+
+	for (size_t i = 0; i < 2; i++) {
+		x[i].time_known = sampled || x[i].f.duration_known;
+		x[i].time_ns = sampled ? x[i].cov.ns : x[i].f.duration_ns;
+		x[i].time_why = x[i].f.duration_why;
+	}
+	return sampled;
 }
 
 /* One row: a label, then the value of A and of B, each right-aligned. */
@@ -227,6 +248,17 @@ static void row_scanned(const struct side x[2])
 			print_null(key, fmt);
 	}
 	print_close_object();
+	print_open_object("sampled");
+	print_text(ROW, "Sampled:");
+	for (size_t i = 0; i < 2; i++) {
+		const char *key = i ? "b_ns" : "a_ns", *fmt = i ? COL "\n" : COL;
+
+		if (x[i].cov.known)
+			print_duration(key, fmt, x[i].cov.ns);
+		else
+			print_null(key, fmt);
+	}
+	print_close_object();
 }
 
 /* SMIs taken, as --fail-if smi counts them: "unavailable", never 0, when
@@ -249,9 +281,9 @@ static void row_smis(const struct side x[2])
 	for (size_t i = 0; i < 2; i++) {
 		const char *key = i ? "b" : "a", *fmt = i ? COL "\n" : COL;
 
-		if (x[i].f.smi_known && x[i].f.duration_known)
+		if (x[i].f.smi_known && x[i].time_known)
 			print_double(key, fmt, (double)x[i].f.smi /
-					       ((double)x[i].f.duration_ns / NSEC_PER_HOUR));
+					       ((double)x[i].time_ns / NSEC_PER_HOUR));
 		else
 			print_null(key, fmt);
 	}
@@ -326,20 +358,20 @@ static void smi_rate_test(const struct side x[2])
 			snprintf(buf, sizeof(buf), "the SMI count of %s is unavailable (%s)",
 				 x[i].name, x[i].f.smi_why ? x[i].f.smi_why : "unknown");
 			why = buf;
-		} else if (!x[i].f.duration_known) {
+		} else if (!x[i].time_known) {
 			snprintf(buf, sizeof(buf), "the time %s scanned is unknown (%s)", x[i].name,
-				 x[i].f.duration_why ? x[i].f.duration_why : "unknown");
+				 x[i].time_why ? x[i].time_why : "unknown");
 			why = buf;
 		}
 	}
-	if (!why && poisson_rates_test(x[0].f.smi, (double)x[0].f.duration_ns, x[1].f.smi,
-				       (double)x[1].f.duration_ns, &p) < 0)
+	if (!why && poisson_rates_test(x[0].f.smi, (double)x[0].time_ns, x[1].f.smi,
+				       (double)x[1].time_ns, &p) < 0)
 		why = "no time scanned";
 
 	print_open_object("smi_rate_test");
 	print_string("method", NULL, "poisson-conditional-exact");
 	print_text("SMI rate:       exact conditional Poisson test, two-sided: A's share of\n"
-		   "                the SMIs against its share of the time scanned (binomial)\n");
+		   "                the SMIs against its share of the time (binomial)\n");
 	print_bool("computed", NULL, !why);
 	if (why)
 		print_string("not_computed_reason", "                not computed: %s\n", why);
@@ -349,7 +381,7 @@ static void smi_rate_test(const struct side x[2])
 	print_close_object();
 }
 
-static void print_compare(const struct side x[2], const struct read_result *res)
+static void print_compare(const struct side x[2], bool sampled, const struct read_result *res)
 {
 	const struct options *o = x[0].o;
 
@@ -381,6 +413,11 @@ static void print_compare(const struct side x[2], const struct read_result *res)
 	row_u64("nmi_windows", "NMI windows:", x[0].d.all.nmi_windows, x[1].d.all.nmi_windows);
 	row_u64("unexplained_windows", "Unexplained:", x[0].d.all.unexplained_windows,
 		x[1].d.all.unexplained_windows);
+	/* Which time the rates and the rate test divide by. */
+	print_string("time_basis", "\nTime basis:     %s", sampled ? "sampled" : "scanned");
+	print_text(sampled ? ": per hour sampled (every scan records its time sampled)\n" :
+			     ": per hour scanned (wall clock: not every scan records its\n"
+			     "                time sampled)\n");
 	print_double("alpha", NULL, COMPARE_ALPHA);
 	latency_test(x);
 	smi_rate_test(x);
@@ -415,8 +452,10 @@ int compare_run(struct journal_set *set, struct options sides[2])
 	for (size_t i = 0; i < 2 && r >= 0; i++)
 		r = finish_side(&x[i]);
 	if (r >= 0) {
+		bool sampled = choose_time_basis(x);
+
 		print_start(stdout, sides[0].mode == OUTPUT_JSON);
-		print_compare(x, &res);
+		print_compare(x, sampled, &res);
 		r = print_end();
 		if (r < 0)
 			fprintf(stderr, "hwlat-report: cannot write the report: %s\n",

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "coverage.h"
 #include "entry.h"
 #include "escape.h"
 #include "files.h"
@@ -139,6 +140,9 @@ static const struct field fields[] = {
 	FIELD(HWLAT_F_BIOS_DATE, FIELD_STR, s.bios_date, 0),
 	FIELD(HWLAT_F_MICROCODE, FIELD_STR, s.microcode, 0),
 	FIELD(HWLAT_F_CPU_COUNT, FIELD_STR, s.cpu_count_text, 0),
+	/* Time sampled (issue 14 item 4); checked in entry_problem(). */
+	FIELD(HWLAT_F_SAMPLED_NS, FIELD_STR, s.sampled_text, 0),
+	FIELD_FLAG(HWLAT_F_SAMPLED_CPU_NS, FIELD_STR, sampled_cpu, s.has_sampled_cpu),
 };
 
 _Static_assert(sizeof(fields) / sizeof(fields[0]) <= 64, "struct entry's seen has 64 bits");
@@ -256,7 +260,10 @@ const char *entry_problem(struct entry *e)
 		if (e->s.cpu_count_text[0] && !e->s.cpu_count_known &&
 		    strcmp(e->s.cpu_count_text, HWLAT_UNAVAILABLE) != 0)
 			return HWLAT_F_CPU_COUNT " (neither a number nor unavailable)";
-		return NULL;
+		if (e->s.has_sampled_cpu && strlen(e->sampled_cpu) == sizeof(e->sampled_cpu) - 1)
+			return HWLAT_F_SAMPLED_CPU_NS " (too long)";
+		e->s.sampled_cpu_text = e->s.has_sampled_cpu ? e->sampled_cpu : NULL;
+		return sampled_problem(&e->s);
 	}
 	if (!(e->have & HAVE_CPU))
 		return HWLAT_F_CPU " (missing)";

@@ -21,6 +21,9 @@ struct entry {
 	const char *bad_field;   /* first malformed field */
 	bool s_zeroed;           /* s was cleared for this entry */
 	struct scan s;           /* summary fields: cleared at the first one */
+	/* HWLAT_SAMPLED_CPU_NS (s.has_sampled_cpu says whether it was given):
+	 * up to 1024 CPUs of 20 digits; a value that fills it is too long. */
+	char sampled_cpu[1024 * 27];
 };
 
 /*

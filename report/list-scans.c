@@ -60,9 +60,14 @@ static void print_one(const struct scan *s)
 	}
 	print_u64("samples", " %9" PRIu64, s->has_summary ? s->samples : s->seen);
 	if (s->has_summary && s->samples == 0)
-		print_latency("max_latency_ns", " %10s\n", 0);
+		print_latency("max_latency_ns", " %10s", 0);
 	else
-		print_latency("max_latency_ns", " %10s\n", max);
+		print_latency("max_latency_ns", " %10s", max);
+	/* Issue 14 item 4: the time sampled, "-" when not recorded. */
+	if (s->has_summary && s->sampled_known)
+		print_duration("sampled_ns", " %10s\n", s->sampled_ns);
+	else
+		print_null("sampled_ns", " %10s\n");
 	print_close_object();
 }
 
@@ -111,8 +116,8 @@ int list_scans(struct journal_set *set, struct options *o)
 
 	print_start(stdout, o->mode == OUTPUT_JSON);
 	print_open_array("scans");
-	print_text("%-32s %-12s %-8s %-27s %-14s %-12s %9s %10s\n", "SCAN ID", "HOST", "BOOT",
-		   "START", "DURATION", "STATUS", "SAMPLES", "MAX");
+	print_text("%-32s %-12s %-8s %-27s %-14s %-12s %9s %10s %10s\n", "SCAN ID", "HOST",
+		   "BOOT", "START", "DURATION", "STATUS", "SAMPLES", "MAX", "SAMPLED");
 	for (size_t i = 0; i < n; i++)
 		print_one(order[i]);
 	print_close_array();

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "attribution.h"
+#include "coverage.h"
 #include "gates.h"
 #include "metrics.h"
 #include "openmetrics.h"
@@ -39,6 +40,8 @@ int metrics_write(const struct report_data *d, FILE *f)
 	struct attribution a;
 	struct gate_facts g;
 	char why[160], smi_why[320];
+	uint64_t cpu_ns[HWLAT_MAX_CPUS];
+	struct coverage c;
 
 	attribution_compute(d, &a);
 	gates_facts(d, &g, why, sizeof(why), smi_why, sizeof(smi_why));
@@ -48,6 +51,10 @@ int metrics_write(const struct report_data *d, FILE *f)
 	x.dropped = g.dropped;
 	x.duration_known = g.duration_known;
 	x.duration_ns = g.duration_ns;
+	coverage_compute(d, NULL, -1, &c);
+	x.sampled_known = c.known && coverage_cpus(d, cpu_ns);
+	x.sampled_ns = c.ns;
+	x.cpu_sampled_ns = cpu_ns;
 	if (last) {
 		x.have_threshold = last->has_summary || last->sample_threshold_ns > 0;
 		x.threshold_ns = last->has_summary ? last->threshold_ns : last->sample_threshold_ns;

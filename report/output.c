@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* The report through the text/JSON printer; see output.h. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "attribution.h"
+#include "coverage.h"
 #include "escape.h"
 #include "histogram.h"
 #include "hwlat-journal.h"
@@ -217,7 +220,111 @@ uint64_t scan_dropped(const struct scan *s)
 	return s->max_seq > s->seen ? s->max_seq - s->seen : 0;
 }
 
-static void print_scan(const struct scan *s, bool corrupt)
+
+/* The rates per hour sampled: JSON only (the tables' text is their own
+ * columns); null when the time sampled is unknown or 0. */
+static void print_rates_json(const struct coverage *c)
+{
+	if (!c->known || c->ns == 0) {
+		print_null("per_hour_sampled", NULL);
+		return;
+	}
+	print_open_object("per_hour_sampled");
+	print_double("samples", NULL, per_hour(c->samples, c->ns));
+	if (c->smi_known)
+		print_double("smi_windows", NULL, per_hour(c->smi_windows, c->ns));
+	else
+		print_null("smi_windows", NULL);
+	print_double("nmi_windows", NULL, per_hour(c->nmi_windows, c->ns));
+	print_double("unexplained_windows", NULL, per_hour(c->unexplained, c->ns));
+	print_close_object();
+}
+
+/* "180.000 s" */
+static char *format_period(uint64_t ns, char *buf, size_t size)
+{
+	snprintf(buf, size, "%" PRIu64 ".%03" PRIu64 " s", (uint64_t)(ns / NSEC_PER_SEC),
+		 (uint64_t)(ns % NSEC_PER_SEC / NSEC_PER_MSEC));
+	return buf;
+}
+
+/* The period as an object (null: not computed); fmt, when set, gets the
+ * text ("180.000 s, 9 of 10 intervals between 11 events"). */
+static void print_period(const struct coverage *c, const char *fmt)
+{
+	const struct period_result *p = &c->period;
+	char text[160], num[32];
+
+	if (!c->period_computed) {
+		char why[160];
+
+		snprintf(why, sizeof(why), "not computed: %s", c->period_why);
+		print_null("period", NULL);
+		if (fmt)
+			print_string(NULL, fmt, why);
+		return;
+	}
+	if (p->period_ns)
+		snprintf(text, sizeof(text), "%s, %" PRIu64 " of %" PRIu64 " intervals between %"
+			 PRIu64 " events", format_period(p->period_ns, num, sizeof(num)),
+			 p->explained, p->intervals, p->events);
+	else if (p->events < PERIOD_MIN_EVENTS)
+		snprintf(text, sizeof(text), "none: %" PRIu64 " event%s, %d needed", p->events,
+			 p->events == 1 ? "" : "s", PERIOD_MIN_EVENTS);
+	else
+		snprintf(text, sizeof(text), "none: at most %" PRIu64 " of %" PRIu64
+			 " intervals agree, %" PRIu64 " needed (%" PRIu64 " events)", p->explained,
+			 p->intervals, p->needed, p->events);
+	print_open_object("period");
+	print_u64("events", NULL, p->events);
+	print_u64("intervals", NULL, p->intervals);
+	print_u64("explained_intervals", NULL, p->explained);
+	print_u64("needed_intervals", NULL, p->needed);
+	if (p->period_ns)
+		print_latency("period_ns", NULL, p->period_ns);
+	else
+		print_null("period_ns", NULL);
+	print_close_object();
+	if (fmt)
+		print_string(NULL, fmt, text);
+}
+
+/*
+ * The time sampled, the rates and the period of a scan or the selection:
+ * "<label>15min 0s", "<rlabel>32 samples, 4 SMI windows, ..." (per hour
+ * sampled; no line when unknown) and "<plabel>180.000 s, ...".
+ */
+static void print_coverage(const struct coverage *c, const char *label, const char *rlabel,
+			   const char *plabel)
+{
+	char fmt[64];
+
+	snprintf(fmt, sizeof(fmt), "%s%%s", label);
+	if (c->known) {
+		print_duration("sampled_ns", fmt, c->ns);
+		print_null("sampled_unavailable_reason", NULL);
+	} else {
+		print_null("sampled_ns", NULL);
+		print_text("%sunavailable\n%*s", label, (int)strlen(label), "");
+		print_string("sampled_unavailable_reason", "%s", c->why);
+	}
+	print_rates_json(c);
+	print_text("\n");
+	if (c->known && c->ns > 0) {
+		print_text("%s", rlabel);
+		print_double(NULL, "%s samples", per_hour(c->samples, c->ns));
+		if (c->smi_known)
+			print_double(NULL, ", %s SMI windows", per_hour(c->smi_windows, c->ns));
+		else
+			print_text(", SMI windows unavailable");
+		print_double(NULL, ", %s NMI windows", per_hour(c->nmi_windows, c->ns));
+		print_double(NULL, ", %s unexplained\n", per_hour(c->unexplained, c->ns));
+	}
+	snprintf(fmt, sizeof(fmt), "%s%%s\n", plabel);
+	print_period(c, fmt);
+}
+
+static void print_scan(const struct scan *s, const struct coverage *c, bool corrupt)
 {
 	print_open_object(NULL);
 	print_string("scan_id", "\nScan %s", s->id);
@@ -282,6 +389,7 @@ static void print_scan(const struct scan *s, bool corrupt)
 	}
 	print_u64("samples_read", "  read:       %" PRIu64 " samples", s->seen);
 	print_u64("samples_matched", ", %" PRIu64 " match the selection\n", s->matched);
+	print_coverage(c, "  sampled:    ", "  per hour:   ", "  period:     ");
 	print_close_object();
 }
 
@@ -388,7 +496,8 @@ static void print_row_smis(const struct stats *st, bool per_cpu)
 	print_text(" %11s", all_unknown ? HWLAT_UNAVAILABLE : buf);
 }
 
-static void print_row(const struct options *o, const struct stats *st, bool per_cpu)
+static void print_row(const struct options *o, const struct stats *st,
+		      const struct coverage *c, bool per_cpu)
 {
 	print_u64("samples", " %9" PRIu64, st->n);
 	print_latency("max_latency_ns", " %10s", st->max_ns);
@@ -399,23 +508,88 @@ static void print_row(const struct options *o, const struct stats *st, bool per_
 	print_row_smis(st, per_cpu);
 	print_u64("nmi_windows", " %6" PRIu64, st->nmi_windows);
 	print_u64("unexplained_windows", " %8" PRIu64 "\n", st->unexplained_windows);
+	/* Coverage: JSON here, text in the coverage table (print_cov_row()). */
+	if (c->known)
+		print_latency("sampled_ns", NULL, c->ns);
+	else
+		print_null("sampled_ns", NULL);
+	print_rates_json(c);
+	if (!per_cpu)
+		print_period(c, NULL);
+}
+
+#define COV_HEADER "    sampled  samples/h   SMI w./h   NMI w./h  unexpl./h%s\n"
+
+/* One row of a coverage table (text only): "-" where unknown. */
+static void print_cov_row(const struct coverage *c, bool period)
+{
+	bool rates = c->known && c->ns > 0;
+	char buf[32];
+
+	if (c->known)
+		print_duration(NULL, " %10s", c->ns);
+	else
+		print_null(NULL, " %10s");
+	if (rates) {
+		print_double(NULL, " %10s", per_hour(c->samples, c->ns));
+		if (c->smi_known)
+			print_double(NULL, " %10s", per_hour(c->smi_windows, c->ns));
+		else
+			print_null(NULL, " %10s");
+		print_double(NULL, " %10s", per_hour(c->nmi_windows, c->ns));
+		print_double(NULL, " %10s", per_hour(c->unexplained, c->ns));
+	} else {
+		for (int i = 0; i < 4; i++)
+			print_null(NULL, " %10s");
+	}
+	if (period)
+		print_text(" %12s", !c->period_computed ? "-" :
+				    c->period.period_ns ?
+						    format_period(c->period.period_ns, buf, sizeof(buf)) :
+						    "none");
+	print_text("\n");
+}
+
+/* After a coverage table: why a "-" (once). */
+static void print_cov_notes(const char *why, const char *period_why)
+{
+	if (why)
+		print_string(NULL, "  -: time sampled unavailable:\n     %s\n", why);
+	if (period_why)
+		print_string(NULL, "  period -: %s\n", period_why);
 }
 
 #define ROW_HEADER "   samples        max       mean        p99 %11s    NMI unexpl.\n"
 
 static void print_cpu_table(const struct report_data *d)
 {
+	struct coverage c;
+	char why[sizeof(c.why)] = "";
+
 	print_open_array("cpus");
 	print_text("\nPer CPU:\n  CPU" ROW_HEADER, "SMIs");
-	for (size_t c = 0; c < HWLAT_MAX_CPUS; c++) {
-		if (!d->cpu[c])
+	for (size_t i = 0; i < HWLAT_MAX_CPUS; i++) {
+		if (!d->cpu[i])
 			continue;
+		coverage_compute(d, NULL, (int)i, &c);
 		print_open_object(NULL);
-		print_u64("cpu", "%5" PRIu64, c);
-		print_row(d->o, d->cpu[c], true);
+		print_u64("cpu", "%5" PRIu64, i);
+		print_row(d->o, d->cpu[i], &c, true);
 		print_close_object();
 	}
 	print_close_array();
+	print_text("\nCoverage per CPU (time sampled, rates per hour sampled):\n  CPU" COV_HEADER,
+		   "");
+	for (size_t i = 0; i < HWLAT_MAX_CPUS; i++) {
+		if (!d->cpu[i])
+			continue;
+		coverage_compute(d, NULL, (int)i, &c);
+		print_u64(NULL, "%5" PRIu64, i);
+		print_cov_row(&c, false);
+		if (!c.known && !why[0])
+			snprintf(why, sizeof(why), "%s", c.why);
+	}
+	print_cov_notes(why[0] ? why : NULL, NULL);
 }
 
 static const char *group_key_name(enum group_by by)
@@ -446,56 +620,83 @@ static char *identity_label(const struct report_data *d, const struct group *g, 
 	return scan_identity_label(&d->scans[g->scan_index], d->o->by, buf, size);
 }
 
-/* The JSON keys of a group and, as text, its label. */
-static void print_group_key(const struct report_data *d, const struct group *g)
+/* The JSON keys of a group (when keys) and, as text, its label. */
+static void print_group_key(const struct report_data *d, const struct group *g, bool keys)
 {
 	const struct scan *s = &d->scans[g->scan_index];
 	char label[1024];
 
+#define K(key) (keys ? (key) : NULL)
+
 	if (d->o->by == GROUP_HOST) {
 		char cut[80];
 
-		print_string(group_key_name(d->o->by), NULL, g->key);
+		print_string(K(group_key_name(d->o->by)), NULL, g->key);
 		/* Escaped first, then cut between characters (not bytes). */
 		escape_text(g->label, cut, sizeof(cut));
 		cut[utf8_cut(cut, strlen(cut), 12)] = '\0';
-		print_string("hostname", NULL, g->label);
+		print_string(K("hostname"), NULL, g->label);
 		print_text("%-12s", cut);
 	} else if (d->o->by == GROUP_FIRMWARE) {
 		/* The whole label on its own line: versions differ at the end. */
 		print_string(NULL, "%s", identity_label(d, g, label, sizeof(label)));
-		print_u64("scans", ": %" PRIu64 " scan(s)\n", g->n_scans);
-		print_recorded("bios_vendor", NULL, s->bios_vendor);
-		print_recorded("bios_version", NULL, s->bios_version);
-		print_recorded("bios_date", NULL, s->bios_date);
+		print_u64(K("scans"), ": %" PRIu64 " scan(s)\n", g->n_scans);
+		print_recorded(K("bios_vendor"), NULL, s->bios_vendor);
+		print_recorded(K("bios_version"), NULL, s->bios_version);
+		print_recorded(K("bios_date"), NULL, s->bios_date);
 		print_text("%-12s", "");
 	} else if (d->o->by == GROUP_PRODUCT) {
 		print_string(NULL, "%s", identity_label(d, g, label, sizeof(label)));
-		print_u64("scans", ": %" PRIu64 " scan(s)\n", g->n_scans);
-		print_recorded("sys_vendor", NULL, s->sys_vendor);
-		print_recorded("product_name", NULL, s->product_name);
+		print_u64(K("scans"), ": %" PRIu64 " scan(s)\n", g->n_scans);
+		print_recorded(K("sys_vendor"), NULL, s->sys_vendor);
+		print_recorded(K("product_name"), NULL, s->product_name);
 		print_text("%-12s", "");
 	} else {
-		print_string(group_key_name(d->o->by), NULL, g->key);
+		print_string(K(group_key_name(d->o->by)), NULL, g->key);
 		print_text("%-12.12s", g->key);
 	}
+#undef K
 }
 
-static void print_group_table(const struct report_data *d)
+static int print_group_table(const struct report_data *d)
 {
-	const char *by = group_by_name(d->o->by);
+	const char *by = group_by_name(d->o->by), *why = NULL, *period_why = NULL;
+	struct coverage *c = calloc(d->n_groups ? d->n_groups : 1, sizeof(*c));
+	int r = 0;
 
+	if (!c)
+		return -ENOMEM;
+	for (size_t i = 0; i < d->n_groups && r >= 0; i++) {
+		coverage_compute(d, d->groups[i], -1, &c[i]);
+		r = coverage_period(d, d->groups[i], &c[i]);
+	}
+	if (r < 0)
+		goto out;
 	print_open_array("groups");
 	print_text("\nPer %s:\n%-12s" ROW_HEADER, by, by, "SMI windows");
 	for (size_t i = 0; i < d->n_groups; i++) {
 		const struct group *g = d->groups[i];
 
 		print_open_object(NULL);
-		print_group_key(d, g);
-		print_row(d->o, &g->st, false);
+		print_group_key(d, g, true);
+		print_row(d->o, &g->st, &c[i], false);
 		print_close_object();
 	}
 	print_close_array();
+	print_text("\nCoverage per %s (time sampled, rates per hour sampled):\n%-12s" COV_HEADER,
+		   by, by, "       period");
+	for (size_t i = 0; i < d->n_groups; i++) {
+		print_group_key(d, d->groups[i], false);
+		print_cov_row(&c[i], true);
+		if (!c[i].known && !why)
+			why = c[i].why;
+		if (!c[i].period_computed && !period_why)
+			period_why = c[i].period_why;
+	}
+	print_cov_notes(why, period_why);
+out:
+	free(c);
+	return r;
 }
 
 static int print_histograms(const struct report_data *d)
@@ -569,6 +770,7 @@ int print_report(struct report_data *d, bool *ret_exceeded)
 	size_t n_scans = 0, n_nosummary = 0;
 	bool exceeded = o->have_hardlimit && d->all.max_ns > o->hardlimit_ns;
 	struct attribution a;
+	struct coverage c;
 	char buf[512];
 	int r;
 
@@ -593,9 +795,14 @@ int print_report(struct report_data *d, bool *ret_exceeded)
 	print_journal(d->read);
 
 	print_open_array("scans");
-	for (size_t i = 0; i < d->n_scans; i++)
-		if (d->scans[i].chosen)
-			print_scan(&d->scans[i], d->read && d->read->n_problems > 0);
+	for (size_t i = 0; i < d->n_scans; i++) {
+		if (!d->scans[i].chosen)
+			continue;
+		r = coverage_scan(d, &d->scans[i], &c);
+		if (r < 0)
+			return r;
+		print_scan(&d->scans[i], &c, d->read && d->read->n_problems > 0);
+	}
 	print_close_array();
 
 	print_open_object("summary");
@@ -620,12 +827,20 @@ int print_report(struct report_data *d, bool *ret_exceeded)
 		print_time("first_sample_ns", "Time:         %s", d->first_ns);
 		print_time("last_sample_ns", " .. %s\n", d->last_ns);
 	}
+	coverage_compute(d, NULL, -1, &c);
+	r = coverage_period(d, NULL, &c);
+	if (r < 0)
+		return r;
+	print_coverage(&c, "Sampled:      ", "Per hour:     ", "Period:       ");
 	print_close_object();
 
 	if (d->all.n > 0)
 		print_cpu_table(d);
-	if (d->all.n > 0 && group_by_has_groups(o->by))
-		print_group_table(d);
+	if (d->all.n > 0 && group_by_has_groups(o->by)) {
+		r = print_group_table(d);
+		if (r < 0)
+			return r;
+	}
 
 	if (d->all.n > 0 && (print_is_json() || o->histogram)) {
 		r = print_histograms(d);

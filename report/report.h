@@ -88,6 +88,12 @@ static inline bool sample_unexplained(const struct hwlat_sample *x)
 	return !sample_has_smi(x) && x->nmi_count == 0;
 }
 
+/* One CPU's time sampled in a scan. */
+struct cpu_ns {
+	uint32_t cpu;
+	uint64_t ns;
+};
+
 /* What is known about one scan: its summary entry, if any, and what its
  * samples showed. */
 struct scan {
@@ -125,6 +131,22 @@ struct scan {
 	char cpu_count_text[24];  /* as recorded; parsed below */
 	bool cpu_count_known;
 	uint64_t cpu_count;
+	/* Time sampled (issue 14 item 4): HWLAT_SAMPLED_NS as recorded (empty:
+	 * not recorded), known when it was a number; HWLAT_SAMPLED_CPU_NS
+	 * (checked: its figures add up to the total) points into the entry
+	 * while the summary handler runs, into sampled_cpu after. */
+	char sampled_text[24];
+	bool sampled_known, has_sampled_cpu;
+	uint64_t sampled_ns;
+	const char *sampled_cpu_text;
+	struct cpu_ns *sampled_cpu; /* owned by struct report_data */
+	size_t n_sampled_cpu;
+	/* The times of the matched samples (for the period), and their SMI
+	 * and NMI windows. */
+	uint64_t *times;
+	size_t n_times, cap_times;
+	uint64_t smi_windows, nmi_windows;
+	bool smi_windows_unknown;
 	/* From the sample entries read (before --cpu/--since/--until). */
 	uint64_t seen, max_seq, sample_threshold_ns, seen_max_ns;
 	uint64_t first_ns, last_ns;

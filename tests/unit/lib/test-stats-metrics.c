@@ -252,11 +252,59 @@ static void test_openmetrics_empty(void)
 	stats_done(&all);
 }
 
+/* The time sampled (issue 14 item 4): exact seconds, per CPU that sampled,
+ * after the duration and before the newest scan's figures; absent unknown. */
+static void test_openmetrics_sampled(void)
+{
+	static uint64_t cpu_ns[HWLAT_MAX_CPUS];
+	struct stats all;
+	char *text;
+	int r;
+
+	stats_init(&all, 0, 0);
+	cpu_ns[0] = UINT64_C(450000000000);
+	cpu_ns[3] = UINT64_C(450123456789);
+	cpu_ns[HWLAT_MAX_CPUS - 1] = 1;
+	text = write_text(&(struct openmetrics_facts){ .all = &all, .duration_known = true,
+						      .duration_ns = UINT64_C(1800000000000),
+						      .sampled_known = true,
+						      .sampled_ns = UINT64_C(900123456790),
+						      .cpu_sampled_ns = cpu_ns,
+						      .have_threshold = true,
+						      .threshold_ns = 10000 }, &r);
+	ok(r == 0 && strstr(text, "hwlat_scan_duration_seconds 1800\n"
+			    HELP_GAUGE("hwlat_sampled_seconds", "Time the CPUs sampled (the sum "
+				       "of the widths over the CPUs).")
+			    "hwlat_sampled_seconds 900.12345679\n"
+			    HELP_GAUGE("hwlat_threshold_seconds", "Threshold of the newest scan.")),
+	   "hwlat_sampled_seconds: exact seconds after the duration");
+	ok(strstr(text, "hwlat_last_scan_timestamp") == NULL &&
+	   strstr(text, "hwlat_threshold_seconds 0.00001\n"
+		  HELP_GAUGE("hwlat_cpu_sampled_seconds", "Time sampled per CPU.")
+		  "hwlat_cpu_sampled_seconds{cpu=\"0\"} 450\n"
+		  "hwlat_cpu_sampled_seconds{cpu=\"3\"} 450.123456789\n"
+		  "hwlat_cpu_sampled_seconds{cpu=\"1023\"} 0.000000001\n"
+		  HELP_GAUGE("hwlat_cpu_samples", "Windows reported per CPU.")),
+	   "hwlat_cpu_sampled_seconds: each CPU that sampled, CPU 1023 too, none of 0");
+	free(text);
+	text = write_text(&(struct openmetrics_facts){ .all = &all, .sampled_known = true,
+						      .sampled_ns = 5 }, &r);
+	ok(strstr(text, "hwlat_sampled_seconds 0.000000005\n") &&
+	   !strstr(text, "hwlat_cpu_sampled_seconds"), "no per-CPU figures: the total only");
+	free(text);
+	text = write_text(&(struct openmetrics_facts){ .all = &all, .sampled_ns = 5,
+						      .cpu_sampled_ns = cpu_ns }, &r);
+	ok(!strstr(text, "sampled"), "unknown: neither family");
+	free(text);
+	stats_done(&all);
+}
+
 int main(void)
 {
 	test_percentiles();
 	test_log2_buckets();
 	test_openmetrics_full();
 	test_openmetrics_empty();
+	test_openmetrics_sampled();
 	return tap_finish();
 }

@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Coverage, rates and periods; see coverage.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coverage.h"
+#include "hwlat-journal.h"
+
+#define MALFORMED HWLAT_F_SAMPLED_CPU_NS " (not CPU:NS pairs in ascending CPUs below 1024)"
+
+/* Decimal digits at *p (at most UINT64_MAX), advancing *p. */
+static int digits(const char **p, uint64_t *ret)
+{
+	const char *s = *p;
+	uint64_t v = 0;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	for (; *s >= '0' && *s <= '9'; s++) {
+		unsigned d = (unsigned)(*s - '0');
+
+		if (v > (UINT64_MAX - d) / 10)
+			return -ERANGE;
+		v = v * 10 + d;
+	}
+	*p = s;
+	*ret = v;
+	return 0;
+}
+
+const char *sampled_cpu_parse(const char *text, uint64_t total, struct cpu_ns *out,
+			      size_t *ret_n)
+{
+	const char *p = text;
+	uint64_t sum = 0, next = 0; /* the lowest CPU the next pair may name */
+	size_t n = 0;
+
+	for (;;) {
+		uint64_t cpu, ns;
+
+		if (digits(&p, &cpu) < 0 || *p != ':')
+			return MALFORMED;
+		p++;
+		if (digits(&p, &ns) < 0)
+			return MALFORMED;
+		if (cpu >= HWLAT_MAX_CPUS || cpu < next)
+			return MALFORMED;
+		next = cpu + 1;
+		if (sum > UINT64_MAX - ns)
+			return HWLAT_F_SAMPLED_CPU_NS " (does not add up to " HWLAT_F_SAMPLED_NS ")";
+		sum += ns;
+		if (out) {
+			out[n].cpu = (uint32_t)cpu;
+			out[n].ns = ns;
+		}
+		n++;
+		if (*p == '\0')
+			break;
+		if (*p != ' ')
+			return MALFORMED;
+		p++;
+	}
+	if (sum != total)
+		return HWLAT_F_SAMPLED_CPU_NS " (does not add up to " HWLAT_F_SAMPLED_NS ")";
+	*ret_n = n;
+	return NULL;
+}
+
+const char *sampled_problem(struct scan *s)
+{
+	bool have_total = s->sampled_text[0] != '\0';
+	size_t n;
+
+	s->sampled_known = false;
+	s->sampled_ns = 0;
+	if (have_total && strcmp(s->sampled_text, HWLAT_UNAVAILABLE) != 0) {
+		if (parse_u64(s->sampled_text, &s->sampled_ns) < 0)
+			return HWLAT_F_SAMPLED_NS " (neither a number nor unavailable)";
+		s->sampled_known = true;
+	}
+	if (!s->has_sampled_cpu)
+		return s->sampled_known ? HWLAT_F_SAMPLED_CPU_NS " (missing)" : NULL;
+	if (!have_total)
+		return HWLAT_F_SAMPLED_CPU_NS " (without " HWLAT_F_SAMPLED_NS ")";
+	if (!s->sampled_known)
+		return strcmp(s->sampled_cpu_text, HWLAT_UNAVAILABLE) == 0 ?
+			       NULL :
+			       HWLAT_F_SAMPLED_CPU_NS " (not unavailable as " HWLAT_F_SAMPLED_NS ")";
+	return sampled_cpu_parse(s->sampled_cpu_text, s->sampled_ns, NULL, &n);
+}
+
+bool scan_sampled(const struct scan *s, const struct options *o, int cpu, uint64_t *ret,
+		  char *why, size_t why_size)
+{
+	uint64_t sum = 0;
+
+	/* Short enough for a line of 80 columns after 14 of indent. */
+	if (!s->has_summary) {
+		snprintf(why, why_size, "scan %s: no summary", s->id);
+		return false;
+	}
+	if (!s->sampled_text[0]) {
+		snprintf(why, why_size, "scan %s: not recorded (old summary)", s->id);
+		return false;
+	}
+	if (!s->sampled_known) {
+		snprintf(why, why_size, "scan %s: none (tracer or old module)", s->id);
+		return false;
+	}
+	if ((o->have_since && s->start_ns < o->since_ns) ||
+	    (o->have_until && s->start_ns + s->duration_ns > o->until_ns)) {
+		snprintf(why, why_size, "scan %s: ran beyond --since/--until", s->id);
+		return false;
+	}
+	if (cpu < 0 && !o->have_cpus) {
+		*ret = s->sampled_ns;
+		return true;
+	}
+	for (size_t i = 0; i < s->n_sampled_cpu; i++) {
+		const struct cpu_ns *c = &s->sampled_cpu[i];
+
+		if ((cpu < 0 || c->cpu == (unsigned)cpu) &&
+		    (!o->have_cpus || cpu_set_has(&o->cpus, c->cpu)))
+			sum += c->ns;
+	}
+	*ret = sum;
+	return true;
+}
+
+double per_hour(uint64_t count, uint64_t ns)
+{
+	return (double)count * 3600e9 / (double)ns;
+}
+
+/* The window that merges a scan's windows into events (period.h); 1 s,
+ * hwlat's default, without a summary. */
+static uint64_t merge_window(const struct scan *s)
+{
+	return s->has_summary && s->window_ns > 0 ? s->window_ns : NSEC_PER_SEC;
+}
+
+/* The period of the times of the scans in the figure, when they are one
+ * machine's. */
+static int find_period(const struct report_data *d, const struct group *g,
+		       const struct scan *one, struct coverage *c)
+{
+	const struct scan *first = NULL;
+	uint64_t *t, merge = 0;
+	size_t n = 0, k = 0;
+	int r;
+
+	for (size_t i = 0; i < d->n_scans; i++) {
+		const struct scan *s = &d->scans[i];
+
+		if (one ? s != one : !s->chosen || (g && !collect_group_has_scan(d, g, s)))
+			continue;
+		if (first && strcmp(first->machine_id, s->machine_id) != 0) {
+			c->period_why = "the events of several machines";
+			return 0;
+		}
+		if (!first)
+			first = s;
+		n += s->n_times;
+		if (merge_window(s) > merge)
+			merge = merge_window(s);
+	}
+	if (d->times_full) {
+		c->period_why = "over 1000000 windows (their times are not kept)";
+		return 0;
+	}
+	t = malloc((n ? n : 1) * sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < d->n_scans; i++) {
+		const struct scan *s = &d->scans[i];
+
+		if (one ? s != one : !s->chosen || (g && !collect_group_has_scan(d, g, s)))
+			continue;
+		if (s->n_times)
+			memcpy(t + k, s->times, s->n_times * sizeof(*t));
+		k += s->n_times;
+	}
+	r = period_find(t, n, merge, &c->period);
+	free(t);
+	c->period_computed = r >= 0;
+	return r;
+}
+
+static void counts_of(const struct stats *st, struct coverage *c)
+{
+	c->samples = st->n;
+	c->smi_windows = st->smi_windows;
+	c->smi_known = st->smi_unknown_windows == 0;
+	c->nmi_windows = st->nmi_windows;
+	c->unexplained = st->unexplained_windows;
+}
+
+void coverage_compute(const struct report_data *d, const struct group *g, int cpu,
+		      struct coverage *ret)
+{
+	struct coverage *c = ret;
+
+	memset(c, 0, sizeof(*c));
+	c->known = true;
+	for (size_t i = 0; i < d->n_scans; i++) {
+		const struct scan *s = &d->scans[i];
+		uint64_t ns;
+
+		if (!s->chosen || (g && !collect_group_has_scan(d, g, s)))
+			continue;
+		if (!c->known)
+			continue;
+		if (scan_sampled(s, d->o, cpu, &ns, c->why, sizeof(c->why)))
+			c->ns += ns;
+		else
+			c->known = false;
+	}
+	if (!c->known)
+		c->ns = 0;
+	if (g)
+		counts_of(&g->st, c);
+	else if (cpu >= 0 && d->cpu[cpu])
+		counts_of(d->cpu[cpu], c);
+	else if (cpu < 0)
+		counts_of(&d->all, c);
+}
+
+int coverage_period(const struct report_data *d, const struct group *g, struct coverage *c)
+{
+	return find_period(d, g, NULL, c);
+}
+
+int coverage_scan(const struct report_data *d, const struct scan *s, struct coverage *ret)
+{
+	struct coverage *c = ret;
+
+	memset(c, 0, sizeof(*c));
+	c->known = scan_sampled(s, d->o, -1, &c->ns, c->why, sizeof(c->why));
+	if (!c->known)
+		c->ns = 0;
+	c->samples = s->matched;
+	c->smi_windows = s->smi_windows;
+	c->smi_known = !s->smi_windows_unknown;
+	c->nmi_windows = s->nmi_windows;
+	c->unexplained = s->unexplained;
+	return find_period(d, NULL, s, c);
+}
+
+bool coverage_cpus(const struct report_data *d, uint64_t ns[HWLAT_MAX_CPUS])
+{
+	char why[200];
+
+	memset(ns, 0, HWLAT_MAX_CPUS * sizeof(*ns));
+	for (size_t i = 0; i < d->n_scans; i++) {
+		const struct scan *s = &d->scans[i];
+		uint64_t total;
+
+		if (!s->chosen)
+			continue;
+		if (!scan_sampled(s, d->o, -1, &total, why, sizeof(why)))
+			return false;
+		for (size_t k = 0; k < s->n_sampled_cpu; k++)
+			if (!d->o->have_cpus || cpu_set_has(&d->o->cpus, s->sampled_cpu[k].cpu))
+				ns[s->sampled_cpu[k].cpu] += s->sampled_cpu[k].ns;
+	}
+	return true;
+}

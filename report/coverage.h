@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Coverage and rates (issue 14 item 4): the time the CPUs actually sampled
+ * (HWLAT_SAMPLED_NS, HWLAT_SAMPLED_CPU_NS: the sum of the widths, not wall
+ * time) per scan, per group and per CPU, the rates per hour sampled, and
+ * the dominant period of a machine's events (period.h).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "collect.h"
+#include "period.h"
+
+/* The times of matched windows kept for the periods (8 bytes each): past
+ * this many in a selection no period is computed, and memory stays bounded. */
+#define COVERAGE_MAX_TIMES 1000000
+
+/*
+ * Checks HWLAT_SAMPLED_CPU_NS ("0:450 1:449", ascending CPUs below 1024,
+ * single spaces) against the total; fills out (HWLAT_MAX_CPUS entries) when
+ * not NULL. Returns NULL and *ret_n, or what is wrong ("(...)").
+ */
+const char *sampled_cpu_parse(const char *text, uint64_t total, struct cpu_ns *out,
+			      size_t *ret_n);
+/* Checks a summary's two fields (entry_problem()); returns NULL or the
+ * field and what is wrong. */
+const char *sampled_problem(struct scan *s);
+
+/* What a scan, a group, a CPU or the selection covered. */
+struct coverage {
+	bool known;            /* every scan in it has its time sampled */
+	uint64_t ns;           /* the time sampled (summed over CPUs) */
+	char why[200];         /* !known: why (the first scan without) */
+	uint64_t samples, smi_windows, nmi_windows, unexplained;
+	bool smi_known;        /* every window could count SMIs */
+	/* The dominant period: computed only for the events of one machine,
+	 * when the times were kept (COVERAGE_MAX_TIMES); else why not. */
+	bool period_computed;
+	const char *period_why;
+	struct period_result period;
+};
+
+/* A chosen scan's time sampled in the selection (--cpu; cpu >= 0: that
+ * CPU only); false with why when it is not known. */
+bool scan_sampled(const struct scan *s, const struct options *o, int cpu, uint64_t *ret,
+		  char *why, size_t why_size);
+
+/* Which scans a figure covers: all chosen ones (g NULL, cpu < 0), a
+ * group's, or, per CPU, every chosen scan's time on that CPU. No period. */
+void coverage_compute(const struct report_data *d, const struct group *g, int cpu,
+		      struct coverage *ret);
+/* The period of the selection (g NULL) or of a group into c; 0 or -ENOMEM.
+ * A CPU has none: its events of several scans are no one sequence. */
+int coverage_period(const struct report_data *d, const struct group *g, struct coverage *c);
+/* One scan's coverage of the selection and its period. */
+int coverage_scan(const struct report_data *d, const struct scan *s, struct coverage *ret);
+
+/* Every chosen scan's time sampled per CPU (of the selection) into ns;
+ * false when a scan lacks it. */
+bool coverage_cpus(const struct report_data *d, uint64_t ns[HWLAT_MAX_CPUS]);
+/* Events per hour sampled (count / (ns / 3600 s)). */
+double per_hour(uint64_t count, uint64_t ns);
