@@ -4,7 +4,8 @@
 test-scan.py. Proves that after a scan the file holds the scan's figures
 at exact values (samples, max, percentiles, latency sum, SMIs, NMIs,
 unexplained and dropped windows, duration, threshold, the scan's end and
-status, per CPU samples, max, SMIs and unexplained windows), that it
+status, the time sampled in all and per CPU, per CPU samples, max, SMIs
+and unexplained windows; no time sampled without the module's `sampled`), that it
 passes `promtool check metrics`, that SMIs the module cannot count leave
 hwlat_smis out (never 0), that the file is replaced atomically (mode
 0644, no temporary file left, also when writing fails), that a file that
@@ -110,6 +111,10 @@ def main(tmp):
         "hwlat_unexplained_windows": "3",
         "hwlat_dropped_windows": "1",
         "hwlat_scan_duration_seconds": seconds(sm.get("HWLAT_DURATION_NS", 0)),
+        # The fake module's `sampled`: 450123456 + 449876543 ns.
+        "hwlat_sampled_seconds": "0.899999999",
+        'hwlat_cpu_sampled_seconds{cpu="0"}': "0.450123456",
+        'hwlat_cpu_sampled_seconds{cpu="1"}': "0.449876543",
         "hwlat_threshold_seconds": "0.00001",
         "hwlat_last_scan_timestamp_seconds": end,
         'hwlat_last_scan_status{status="completed"}': "1",
@@ -132,10 +137,10 @@ def main(tmp):
           "the duration is the scan's 1.0x s", got.get("hwlat_scan_duration_seconds"))
     families = re.findall(r"^# TYPE (\S+) (\S+)$", text, re.M)
     helps = re.findall(r"^# HELP (\S+) ", text, re.M)
-    st.ok([f for f, _ in families] == helps and len(families) == 17 and
+    st.ok([f for f, _ in families] == helps and len(families) == 19 and
           dict(families)["hwlat_latency_seconds"] == "summary" and
           all(t == "gauge" for f, t in families if f != "hwlat_latency_seconds"),
-          "17 families, each with HELP and TYPE: gauges and one summary", families)
+          "19 families, each with HELP and TYPE: gauges and one summary", families)
     rc, msg = promtool(prom)
     st.ok(rc == 0, "promtool check metrics passes", msg)
     st.ok(oct(os.stat(prom).st_mode & 0o777) == "0o644" and os.listdir(out) == ["hwlat.prom"],
@@ -150,6 +155,16 @@ def main(tmp):
           "SMIs unavailable: hwlat_smis and hwlat_cpu_smis absent, hwlat_smis_available 0", got)
     rc, msg = promtool(prom2)
     st.ok(rc == 0, "promtool check metrics passes without SMIs", msg)
+
+    # A module without `sampled` (older than issue 14): no time sampled,
+    # never 0.
+    prom4 = os.path.join(out, "nosampled.prom")
+    r, _ = scan(tmp, "nosampled", ["--openmetrics-file", prom4], sampled=None)
+    got = samples_of(open(prom4).read()) if os.path.exists(prom4) else {}
+    st.ok(r.returncode == 0 and got.get("hwlat_samples") == "5" and
+          not any(k.startswith(("hwlat_sampled_seconds", "hwlat_cpu_sampled_seconds")) for k in got),
+          "time sampled unavailable: hwlat_sampled_seconds and hwlat_cpu_sampled_seconds absent",
+          [r.returncode, got])
 
     # The config key, and what --check-config shows.
     prom3 = os.path.join(out, "conf.prom")
