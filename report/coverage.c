@@ -37,6 +37,9 @@ const char *sampled_cpu_parse(const char *text, uint64_t total, struct cpu_ns *o
 	uint64_t sum = 0, next = 0; /* the lowest CPU the next pair may name */
 	size_t n = 0;
 
+	/* hwlat-scan writes an empty list when no width completed. */
+	if (*p == '\0')
+		goto out;
 	for (;;) {
 		uint64_t cpu, ns;
 
@@ -62,6 +65,7 @@ const char *sampled_cpu_parse(const char *text, uint64_t total, struct cpu_ns *o
 			return MALFORMED;
 		p++;
 	}
+out:
 	if (sum != total)
 		return HWLAT_F_SAMPLED_CPU_NS " (does not add up to " HWLAT_F_SAMPLED_NS ")";
 	*ret_n = n;
