@@ -43,7 +43,18 @@ static void copy_str(const char *p, size_t len, char *buf, size_t size)
 static int copy_id(const char *p, size_t len, char ret[ID128_LEN + 1])
 {
 	char buf[40];
+	size_t i;
 
+	/* The form the journal writes (32 lowercase hex digits) is already
+	 * normal: copy it. Anything else goes through sd-id128. */
+	for (i = 0; len == ID128_LEN && i < len; i++)
+		if (!((p[i] >= '0' && p[i] <= '9') || (p[i] >= 'a' && p[i] <= 'f')))
+			break;
+	if (len == ID128_LEN && i == len) {
+		memcpy(ret, p, len);
+		ret[len] = '\0';
+		return 0;
+	}
 	if (len >= sizeof(buf))
 		return -EINVAL;
 	memcpy(buf, p, len);
@@ -147,6 +158,50 @@ static const struct field fields[] = {
 
 _Static_assert(sizeof(fields) / sizeof(fields[0]) <= 64, "struct entry's seen has 64 bits");
 
+/*
+ * The table by name: an open-addressing hash table of indexes into fields[]
+ * (+1; 0 is an empty slot), filled at the first lookup, so that a field is
+ * found with one comparison of its name, not one per row of the table (a
+ * million samples have twenty million fields).
+ */
+#define N_FIELDS (sizeof(fields) / sizeof(fields[0]))
+#define LOOKUP_SIZE 256 /* a power of two, well above N_FIELDS */
+_Static_assert(N_FIELDS < LOOKUP_SIZE / 2, "the lookup table must stay sparse");
+
+static unsigned name_hash(const char *d, size_t n)
+{
+	unsigned h = (unsigned)n;
+
+	h = h * 131 + (unsigned char)d[n - 1];
+	h = h * 131 + (unsigned char)d[n / 2];
+	h = h * 131 + (unsigned char)d[n > 7 ? 7 : 0];
+	return h;
+}
+
+static int field_index(const char *d, size_t nlen)
+{
+	static unsigned char slots[LOOKUP_SIZE];
+	static bool filled;
+	unsigned h;
+
+	if (!filled) {
+		for (size_t i = 0; i < N_FIELDS; i++) {
+			h = name_hash(fields[i].name, fields[i].name_len);
+			while (slots[h % LOOKUP_SIZE])
+				h++;
+			slots[h % LOOKUP_SIZE] = (unsigned char)(i + 1);
+		}
+		filled = true;
+	}
+	for (h = name_hash(d, nlen); slots[h % LOOKUP_SIZE]; h++) {
+		const struct field *f = &fields[slots[h % LOOKUP_SIZE] - 1];
+
+		if (f->name_len == nlen && memcmp(d, f->name, nlen) == 0)
+			return slots[h % LOOKUP_SIZE] - 1;
+	}
+	return -1;
+}
+
 void entry_reset(struct entry *e)
 {
 	memset(e, 0, offsetof(struct entry, s));
@@ -214,6 +269,7 @@ void take_field(struct entry *e, const char *d, size_t len)
 	const char *eq = memchr(d, '=', len);
 	const char *v;
 	size_t nlen, vlen;
+	int i;
 
 	if (!eq)
 		return;
@@ -232,12 +288,9 @@ void take_field(struct entry *e, const char *d, size_t len)
 	/* The table holds trusted (_) and HWLAT_ fields only: skip others fast. */
 	if (d[0] != '_' && (nlen < 6 || memcmp(d, "HWLAT_", 6) != 0))
 		return;
-	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
-		if (fields[i].name_len == nlen && memcmp(d, fields[i].name, nlen) == 0) {
-			take_value(e, i, v, vlen);
-			return;
-		}
-	}
+	i = field_index(d, nlen);
+	if (i >= 0)
+		take_value(e, (size_t)i, v, vlen);
 }
 
 /* Checks a parsed entry; returns the name of what is wrong, or NULL. */
