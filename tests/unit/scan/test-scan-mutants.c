@@ -2,7 +2,8 @@
 /*
  * Edges of service/detector.c that mutants showed untested
  * (tests/mutation): a mode file with a bare name is read as that name, one
- * with several bare names (no brackets) or an unclosed bracket is refused;
+ * with several bare names (no brackets) or an unclosed bracket is refused,
+ * so is a name of 16 bytes, which does not fit mode[16] with its NUL;
  * detector_change
  * writes mode and cpus only when both the detector and the wanted settings
  * have them, so a detector without those files is never given one; the
@@ -58,6 +59,10 @@ static void test_mode_file(void)
 		{ "none round-robin\n", -EBADMSG, NULL },
 		{ "none [round-robin\n", -EBADMSG, NULL },
 		{ "[]\n", -EBADMSG, NULL },
+		/* mode[] holds 16 bytes: a name of 15 fits with its NUL, 16 does not. */
+		{ "abcdefghijklmno\n", 0, "abcdefghijklmno" },
+		{ "abcdefghijklmnop\n", -EBADMSG, NULL },
+		{ "none [abcdefghijklmnop]\n", -EBADMSG, NULL },
 	};
 	detector d = { .dir_fd = -1 };
 
