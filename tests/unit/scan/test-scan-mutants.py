@@ -18,7 +18,11 @@ untested (tests/mutation), on the fake detector of test-scan.py:
 - a detector that cannot be disabled at the end (its `enable` became
   /dev/full) is said, and the scan fails (exit 5, status "failed");
 - with the module's settings (setting files refused, as under lockdown),
-  an EOF that the last read finds behind a SIGTERM fails the scan.
+  an EOF that the last read finds behind a SIGTERM fails the scan;
+- with the kernel's tracer, a trace_pipe whose last read fails (a
+  directory: EISDIR) behind a SIGTERM is said, and the scan stays
+  "interrupted" (exit 0): only a scan that ran its full duration fails
+  for it.
 
 TAP output; exit status 1 when any check failed.
 """
@@ -40,6 +44,11 @@ _spec = importlib.util.spec_from_file_location(
     "scan_lockdown", os.path.join(HERE, "test-scan-lockdown.py"))
 lockdown = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(lockdown)
+
+_spec = importlib.util.spec_from_file_location(
+    "scan_tracer", os.path.join(HERE, "test-scan-tracer.py"))
+tracer = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(tracer)
 
 ok = fake.ok
 
@@ -202,13 +211,53 @@ def test_locked_eof_with_signal(tmp):
        (err, sm))
 
 
+def test_tracer_read_error_after_signal(tmp):
+    """The tracer path reads trace_pipe once more after the scan stops: a
+    read error there (not EOF) fails a completed scan but not an
+    interrupted one, which keeps its status and exit 0 and says the error."""
+    d = tracer.make_tracefs(tmp)
+    os.unlink(os.path.join(d, "trace_pipe"))
+    os.mkdir(os.path.join(d, "trace_pipe"))  # opens; every read() is EISDIR
+    tracers = os.path.join(d, "available_tracers")
+    os.unlink(tracers)
+    os.mkfifo(tracers)  # holds the scan where its signals are blocked already
+    export = os.path.join(tmp, "export.txt")
+    p = fake.start_scan(["--tracefs-dir", d, "--journal-export", export, "--backend", "tracer",
+                         "--duration", "60s"])
+    fd, end = -1, time.monotonic() + 20
+    while fd < 0 and time.monotonic() < end and p.poll() is None:
+        try:
+            fd = os.open(tracers, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError:  # ENXIO: the scan has not opened it yet
+            time.sleep(0.01)
+    if fd >= 0:
+        # The scan waits in open()/read() of available_tracers, after
+        # main() blocked SIGTERM for its signalfd: the signal is pending
+        # when the sample loop starts, which takes it before trace_pipe.
+        os.kill(p.pid, signal.SIGTERM)
+        os.write(fd, tracer.TRACEFS["available_tracers"].encode())
+        os.close(fd)
+    try:
+        out, err = p.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+    sm, samples = summary_and_samples(export)
+    ok(fd >= 0 and p.returncode == 0 and "hwlat-scan: received Terminated, stopping the scan\n"
+       in err and "hwlat-scan: cannot read the detector's stream: Is a directory\n" in err
+       and sm.get("HWLAT_STATUS") == "interrupted" and sm.get("HWLAT_BACKEND") == "tracer"
+       and not samples,
+       f"tracer scan, trace_pipe read fails behind a SIGTERM: said, status interrupted, "
+       f"exit 0 (got {p.returncode})", (err, sm))
+
+
 def main():
     if not os.access(fake.SCAN, os.X_OK):
         print(f"Bail out! {fake.SCAN} is not built")
         return 1
     import scan_tap  # the counts of ok (test-scan.py imports it)
     return scan_tap.run((test_too_many_options, test_unavailable_counts, test_journal_refuses, test_cannot_disable,
-                          test_locked_eof_with_signal))
+                          test_locked_eof_with_signal, test_tracer_read_error_after_signal))
 
 
 if __name__ == "__main__":
