@@ -22,7 +22,9 @@ untested (tests/mutation), on the fake detector of test-scan.py:
 - with the kernel's tracer, a trace_pipe whose last read fails (a
   directory: EISDIR) behind a SIGTERM is said, and the scan stays
   "interrupted" (exit 0): only a scan that ran its full duration fails
-  for it.
+  for it;
+- --load-module where debugfs is not mounted mounts it and goes on to
+  load the module (exit 0); as root, in a mount namespace of its own.
 
 TAP output; exit status 1 when any check failed.
 """
@@ -251,13 +253,47 @@ def test_tracer_read_error_after_signal(tmp):
        f"exit 0 (got {p.returncode})", (err, sm))
 
 
+def test_load_module_mounts_debugfs(tmp):
+    """--load-module without --detector-dir needs debugfs: when it is not
+    mounted, the scan mounts it on /sys/kernel/debug (debugfs_mount()
+    returns 0) and goes on to load the module. Run as root in a private
+    mount namespace (the host's mounts are not touched), where debugfs is
+    unmounted first; the fake module tool is called, never the host's."""
+    if os.geteuid() != 0:
+        ok(True, "--load-module mounts debugfs # SKIP not root")
+        return
+    probe = subprocess.run(["unshare", "-m", "--propagation", "private", "true"],
+                           capture_output=True)
+    with open("/proc/filesystems") as f:
+        has_debugfs = any(ln.split()[-1:] == ["debugfs"] for ln in f)
+    if probe.returncode != 0 or not has_debugfs or not os.path.isdir("/sys/kernel/debug"):
+        ok(True, "--load-module mounts debugfs # SKIP no mount namespace or no debugfs")
+        return
+    run = os.path.join(tmp, "run-hwlat")
+    env = no_module_tool(tmp, HWLAT_RUN_DIR=run)
+    script = ("mountpoint -q /sys/kernel/debug && umount /sys/kernel/debug; "
+              "\"$@\"; rc=$?; "
+              "awk '$2 == \"/sys/kernel/debug\" { print \"mounted: \" $3 }' /proc/self/mounts; "
+              "exit $rc")
+    r = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh",
+                        fake.SCAN] + fake.NO_CONFIG + ["--backend", "module", "--load-module"],
+                       capture_output=True, text=True, env=fake.scan_env(env), timeout=60)
+    ok(r.returncode == 0 and r.stdout == "mounted: debugfs\n" and r.stderr == ""
+       and module_tool_calls(tmp) == ["--dry-run --quiet hwlat_detector",
+                                      "--quiet hwlat_detector"]
+       and os.path.exists(os.path.join(run, "loaded-by-scan")),
+       f"--load-module, debugfs not mounted: mounts it, loads the module, exit 0 "
+       f"(got {r.returncode})", (r.stdout, r.stderr, module_tool_calls(tmp)))
+
+
 def main():
     if not os.access(fake.SCAN, os.X_OK):
         print(f"Bail out! {fake.SCAN} is not built")
         return 1
     import scan_tap  # the counts of ok (test-scan.py imports it)
     return scan_tap.run((test_too_many_options, test_unavailable_counts, test_journal_refuses, test_cannot_disable,
-                          test_locked_eof_with_signal, test_tracer_read_error_after_signal))
+                          test_locked_eof_with_signal, test_tracer_read_error_after_signal,
+                          test_load_module_mounts_debugfs))
 
 
 if __name__ == "__main__":
