@@ -23,6 +23,9 @@ untested (tests/mutation), on the fake detector of test-scan.py:
   directory: EISDIR) behind a SIGTERM is said, and the scan stays
   "interrupted" (exit 0): only a scan that ran its full duration fails
   for it;
+- a detector that cannot be enabled (its `enable` is /dev/full from the
+  start) is said with the cause, the scan fails (exit 5, status
+  "failed") and nothing is sampled;
 - --load-module where debugfs is not mounted mounts it and goes on to
   load the module (exit 0); as root, in a mount namespace of its own.
 
@@ -171,6 +174,26 @@ def test_cannot_disable(tmp):
        (error, r.stderr, sm))
 
 
+def test_cannot_enable(tmp):
+    """Writing enable=1 fails (ENOSPC): the cause is said before the scan
+    gives up, and the one summary says failed."""
+    d = fake.make_fake(tmp)
+    enable = os.path.join(d, "enable")
+    os.remove(enable)
+    os.symlink("/dev/full", enable)  # reads NULs (not enabled), writes ENOSPC
+    export = os.path.join(tmp, "export.txt")
+    r = fake.run_scan(["--detector-dir", d, "--journal-export", export, "--duration", "300ms"],
+                      env=no_module_tool(tmp))
+    sm, samples = summary_and_samples(export)
+    ok(r.returncode == 5
+       and "hwlat-scan: cannot enable the detector: No space left on device\n"
+       "hwlat-scan: the scan could not start; restoring the previous settings\n" in r.stderr
+       and sm.get("HWLAT_STATUS") == "failed" and sm.get("HWLAT_SAMPLES") == "0"
+       and not samples,
+       f"a detector that cannot be enabled: said with its cause, status failed, exit 5 "
+       f"(got {r.returncode})", (r.stderr, sm))
+
+
 def test_locked_eof_with_signal(tmp):
     """With the module's settings (debugfs refuses writes) the stream is
     read once more after the scan stops: an EOF found there fails the scan
@@ -292,6 +315,7 @@ def main():
         return 1
     import scan_tap  # the counts of ok (test-scan.py imports it)
     return scan_tap.run((test_too_many_options, test_unavailable_counts, test_journal_refuses, test_cannot_disable,
+                          test_cannot_enable,
                           test_locked_eof_with_signal, test_tracer_read_error_after_signal,
                           test_load_module_mounts_debugfs))
 
