@@ -26,6 +26,9 @@ untested (tests/mutation), on the fake detector of test-scan.py:
 - a detector that cannot be enabled (its `enable` is /dev/full from the
   start) is said with the cause, the scan fails (exit 5, status
   "failed") and nothing is sampled;
+- a stream whose sequence goes back (5, then 3) is said with both
+  numbers; a malformed stream line is quoted with printable ASCII as it
+  is, '~' (0x7e) included, and DEL (0x7f) and '\\' escaped as \\xNN;
 - --load-module where debugfs is not mounted mounts it and goes on to
   load the module (exit 0); as root, in a mount namespace of its own.
 
@@ -194,6 +197,33 @@ def test_cannot_enable(tmp):
        f"(got {r.returncode})", (r.stderr, sm))
 
 
+def test_sequence_back_and_escapes(tmp):
+    """Sample 5, then sample 3, then a malformed line: both said on stderr
+    exactly; the malformed line fails the scan (exit 5)."""
+    d = fake.make_fake(tmp)
+    export = os.path.join(tmp, "export.txt")
+
+    def script(w):
+        w.write(fake.line(5, 0, 1700000000, 0, 30000, 0, 1, 0, 0, 0))
+        w.write(fake.line(3, 0, 1700000001, 0, 31000, 0, 1, 0, 0, 0))
+        w.write("a~b}\x7f\\c\n")
+        w.flush()
+
+    mod = fake.FakeModule(d, script)
+    mod.start()
+    r = fake.run_scan(["--detector-dir", d, "--journal-export", export, "--duration", "500ms"],
+                      env=no_module_tool(tmp))
+    mod.join(5)
+    sm, samples = summary_and_samples(export)
+    ok("hwlat-scan: stream sequence went back from 5 to 3\n" in r.stderr
+       and [e.get("HWLAT_SEQ") for e in samples] == ["5", "3"],
+       "sample 3 after sample 5: 'stream sequence went back from 5 to 3'", r.stderr)
+    ok(r.returncode == 5 and "hwlat-scan: skipping a malformed line in the detector's "
+       "stream: 'a~b}\\x7f\\x5cc'\n" in r.stderr and sm.get("HWLAT_STATUS") == "failed",
+       f"a malformed line 'a~b}}<DEL>\\c': '~' and '}}' as they are, DEL and '\\' as \\xNN, "
+       f"exit 5 (got {r.returncode})", r.stderr)
+
+
 def test_locked_eof_with_signal(tmp):
     """With the module's settings (debugfs refuses writes) the stream is
     read once more after the scan stops: an EOF found there fails the scan
@@ -315,7 +345,7 @@ def main():
         return 1
     import scan_tap  # the counts of ok (test-scan.py imports it)
     return scan_tap.run((test_too_many_options, test_unavailable_counts, test_journal_refuses, test_cannot_disable,
-                          test_cannot_enable,
+                          test_cannot_enable, test_sequence_back_and_escapes,
                           test_locked_eof_with_signal, test_tracer_read_error_after_signal,
                           test_load_module_mounts_debugfs))
 
