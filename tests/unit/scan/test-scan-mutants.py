@@ -29,8 +29,9 @@ untested (tests/mutation), on the fake detector of test-scan.py:
 - a stream whose sequence goes back (5, then 3) is said with both
   numbers; a malformed stream line is quoted with printable ASCII as it
   is, '~' (0x7e) included, and DEL (0x7f) and '\\' escaped as \\xNN;
-- --load-module where debugfs is not mounted mounts it and goes on to
-  load the module (exit 0); as root, in a mount namespace of its own.
+- --load-module where debugfs is not mounted mounts it (read-write: the
+  scan writes the detector's settings there) and goes on to load the
+  module (exit 0); as root, in a mount namespace of its own.
 
 TAP output; exit status 1 when any check failed.
 """
@@ -326,16 +327,17 @@ def test_load_module_mounts_debugfs(tmp):
     env = no_module_tool(tmp, HWLAT_RUN_DIR=run)
     script = ("mountpoint -q /sys/kernel/debug && umount /sys/kernel/debug; "
               "\"$@\"; rc=$?; "
-              "awk '$2 == \"/sys/kernel/debug\" { print \"mounted: \" $3 }' /proc/self/mounts; "
+              "awk '$2 == \"/sys/kernel/debug\" { split($4, o, \",\"); "
+              "print \"mounted: \" $3 \" \" o[1] }' /proc/self/mounts; "
               "exit $rc")
     r = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh",
                         fake.SCAN] + fake.NO_CONFIG + ["--backend", "module", "--load-module"],
                        capture_output=True, text=True, env=fake.scan_env(env), timeout=60)
-    ok(r.returncode == 0 and r.stdout == "mounted: debugfs\n" and r.stderr == ""
+    ok(r.returncode == 0 and r.stdout == "mounted: debugfs rw\n" and r.stderr == ""
        and module_tool_calls(tmp) == ["--dry-run --quiet hwlat_detector",
                                       "--quiet hwlat_detector"]
        and os.path.exists(os.path.join(run, "loaded-by-scan")),
-       f"--load-module, debugfs not mounted: mounts it, loads the module, exit 0 "
+       f"--load-module, debugfs not mounted: mounts it read-write, loads the module, exit 0 "
        f"(got {r.returncode})", (r.stdout, r.stderr, module_tool_calls(tmp)))
 
 
