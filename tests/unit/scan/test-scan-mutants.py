@@ -29,6 +29,9 @@ untested (tests/mutation), on the fake detector of test-scan.py:
 - a stream whose sequence goes back (5, then 3) is said with both
   numbers; a malformed stream line is quoted with printable ASCII as it
   is, '~' (0x7e) included, and DEL (0x7f) and '\\' escaped as \\xNN;
+- a sample the statistics cannot count (no memory: RLIMIT_DATA lowered
+  while the scan samples) breaks the scan: said once with the sample's
+  number, never as an unreadable stream, exit 5;
 - --load-module where debugfs is not mounted mounts it (read-write: the
   scan writes the detector's settings there) and goes on to load the
   module (exit 0); as root, in a mount namespace of its own.
@@ -37,6 +40,7 @@ TAP output; exit status 1 when any check failed.
 """
 import importlib.util
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -225,6 +229,69 @@ def test_sequence_back_and_escapes(tmp):
        f"exit 5 (got {r.returncode})", r.stderr)
 
 
+def test_count_fails(tmp):
+    """count_window() fails only when malloc() does. Once sample 1 is
+    journaled, RLIMIT_DATA is set to the scan's data size (VmData): the
+    per-CPU statistics of --openmetrics-file need a new histogram row for
+    each new CPU and latency, and soon one cannot be had. The scan stops
+    at that sample, names it, and does not take it for a read error of the
+    stream (the error is its own, already said); exit 5, status failed."""
+    d = fake.make_fake(tmp)
+    export = os.path.join(tmp, "export.txt")
+    prom = os.path.join(tmp, "hwlat.prom")
+    error = []
+    p = fake.start_scan(["--detector-dir", d, "--journal-export", export, "--duration", "30s",
+                         "--openmetrics-file", prom])
+
+    def module():
+        try:
+            with open(os.path.join(d, "stream"), "w") as w:
+                if not fake.wait_for(fake.enabled(d, "1"), 20):
+                    error.append("enable never became 1")
+                    return
+                w.write(fake.line(1, 0, 1700000000, 0, 30000, 0, 1, 0, 0, 0))
+                w.flush()
+                if not fake.wait_for(lambda: fake.export_has_seq(export, 1), 20):
+                    error.append("sample 1 was never journaled")
+                    return
+                with open(f"/proc/{p.pid}/status") as f:
+                    kib = int(next(ln for ln in f if ln.startswith("VmData:")).split()[1])
+                resource.prlimit(p.pid, resource.RLIMIT_DATA,
+                                 (kib * 1024, resource.RLIM_INFINITY))
+                # 1023 new CPUs, each with 4 latencies of other rows:
+                # about 5 KiB of new statistics a CPU, 5 MiB in all.
+                seq = 2
+                for cpu in range(1, 1024):
+                    for k in range(4):
+                        w.write(fake.line(seq, cpu, 1700000001, seq, 1000 << (4 * k + cpu % 4),
+                                          0, 1, 0, 0, 0))
+                        seq += 1
+                    w.flush()
+        except BrokenPipeError:
+            pass  # the scan stopped reading: what it must do
+        except Exception as e:  # reported below
+            error.append(repr(e))
+
+    t = threading.Thread(target=module, daemon=True)
+    t.start()
+    try:
+        out, err = p.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+    t.join(10)
+    sm, samples = summary_and_samples(export)
+    failed = [ln for ln in err.splitlines() if ln.startswith("hwlat-scan: cannot count sample ")]
+    ok(not error and p.returncode == 5 and len(failed) == 1
+       and failed[0].endswith(": Cannot allocate memory")
+       and "cannot read the detector's stream" not in err
+       and sm.get("HWLAT_STATUS") == "failed"
+       and max(int(e["HWLAT_SEQ"]) for e in samples) <
+       int(failed[0].split()[4].rstrip(":")),
+       f"a sample that cannot be counted: said once with its number, not as a stream error, "
+       f"nothing after it journaled, exit 5 (got {p.returncode})", (error, err, sm))
+
+
 def test_locked_eof_with_signal(tmp):
     """With the module's settings (debugfs refuses writes) the stream is
     read once more after the scan stops: an EOF found there fails the scan
@@ -348,6 +415,7 @@ def main():
     import scan_tap  # the counts of ok (test-scan.py imports it)
     return scan_tap.run((test_too_many_options, test_unavailable_counts, test_journal_refuses, test_cannot_disable,
                           test_cannot_enable, test_sequence_back_and_escapes,
+                          test_count_fails,
                           test_locked_eof_with_signal, test_tracer_read_error_after_signal,
                           test_load_module_mounts_debugfs))
 
