@@ -32,6 +32,9 @@ untested (tests/mutation), on the fake detector of test-scan.py:
 - a sample the statistics cannot count (no memory: RLIMIT_DATA lowered
   while the scan samples) breaks the scan: said once with the sample's
   number, never as an unreadable stream, exit 5;
+- a tracer whose tracing_thresh cannot be written back at the end (it
+  became /dev/full) is said, naming the directory, and the scan fails
+  (exit 5, status "failed");
 - --load-module where debugfs is not mounted mounts it (read-write: the
   scan writes the detector's settings there) and goes on to load the
   module (exit 0); as root, in a mount namespace of its own.
@@ -374,6 +377,47 @@ def test_tracer_read_error_after_signal(tmp):
        f"exit 0 (got {p.returncode})", (err, sm))
 
 
+def test_tracer_restore_fails(tmp):
+    """Once trace_pipe is open, tracing_thresh becomes /dev/full: writing
+    the original 7 back fails with ENOSPC, which the scan says (naming the
+    tracefs directory) and fails for."""
+    d = tracer.make_tracefs(tmp)
+    export = os.path.join(tmp, "export.txt")
+    thresh = os.path.join(d, "tracing_thresh")
+    error = []
+
+    def kernel():
+        try:
+            fd, end = -1, time.monotonic() + 20
+            while fd < 0 and time.monotonic() < end:
+                try:
+                    fd = os.open(os.path.join(d, "trace_pipe"), os.O_WRONLY | os.O_NONBLOCK)
+                except OSError:  # ENXIO: no reader yet
+                    time.sleep(0.01)
+            if fd < 0:
+                error.append("trace_pipe was never opened")
+                return
+            os.remove(thresh)
+            os.symlink("/dev/full", thresh)
+            fake.wait_for(lambda: fake.read(d, "current_tracer") == "nop\n", 30)
+            os.close(fd)
+        except Exception as e:  # reported below
+            error.append(repr(e))
+
+    t = threading.Thread(target=kernel, daemon=True)
+    t.start()
+    r = tracer.scan(d, ["--backend", "tracer", "--duration", "300ms", "--threshold", "20us"],
+                    export)
+    t.join(10)
+    sm, _ = summary_and_samples(export)
+    ok(not error and r.returncode == 5
+       and f"hwlat-scan: the tracer's previous state could not all be restored ({d})\n"
+       in r.stderr and sm.get("HWLAT_STATUS") == "failed"
+       and fake.read(d, "current_tracer") == "nop\n",
+       f"tracing_thresh cannot be written back: said naming {d}, status failed, exit 5 "
+       f"(got {r.returncode})", (error, r.stderr, sm))
+
+
 def test_load_module_mounts_debugfs(tmp):
     """--load-module without --detector-dir needs debugfs: when it is not
     mounted, the scan mounts it on /sys/kernel/debug (debugfs_mount()
@@ -417,7 +461,7 @@ def main():
                           test_cannot_enable, test_sequence_back_and_escapes,
                           test_count_fails,
                           test_locked_eof_with_signal, test_tracer_read_error_after_signal,
-                          test_load_module_mounts_debugfs))
+                          test_tracer_restore_fails, test_load_module_mounts_debugfs))
 
 
 if __name__ == "__main__":
