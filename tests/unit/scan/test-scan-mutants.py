@@ -35,6 +35,8 @@ untested (tests/mutation), on the fake detector of test-scan.py:
 - a tracer whose tracing_thresh cannot be written back at the end (it
   became /dev/full) is said, naming the directory, and the scan fails
   (exit 5, status "failed");
+- a scan that writes to a journald that listens says nothing about the
+  journal on stderr (the socket check passed: no "cannot write" line);
 - --load-module where debugfs is not mounted mounts it (read-write: the
   scan writes the detector's settings there) and goes on to load the
   module (exit 0); as root, in a mount namespace of its own.
@@ -418,6 +420,32 @@ def test_tracer_restore_fails(tmp):
        f"(got {r.returncode})", (error, r.stderr, sm))
 
 
+def test_journald_listens(tmp):
+    """Without --journal-export the scan first checks that journald
+    listens; when it does (a fake journald bound where the socket is, in a
+    mount namespace), nothing is said: stderr stays empty."""
+    probe = subprocess.run(fake.journal_namespace(["true"]), capture_output=True)
+    if probe.returncode != 0:
+        ok(True, "a scan to a listening journald # SKIP no mount namespace")
+        return
+    d = fake.make_fake(tmp)
+    mod = fake.FakeModule(d, lambda w: (w.write(fake.line(1, 0, 1, 0, 20000, 0, 1, 0, 0, 0)),
+                                        w.flush()))
+    mod.start()
+    jd = fake.FakeJournald(tmp)
+    r = subprocess.run(jd.wrap([fake.SCAN] + fake.NO_CONFIG +
+                               ["--detector-dir", d, "--duration", "300ms"]),
+                       capture_output=True, text=True, env=fake.scan_env(no_module_tool(tmp)),
+                       timeout=60)
+    mod.join(5)
+    jd.close()
+    ok(r.returncode == 0 and r.stderr == ""
+       and [e.get("HWLAT_SEQ") for e in jd.entries] == ["1", None]
+       and jd.entries[-1].get("HWLAT_STATUS") == "completed",
+       f"a scan to a listening journald: its entries sent, nothing on stderr, exit 0 "
+       f"(got {r.returncode})", (r.stderr, jd.entries))
+
+
 def test_load_module_mounts_debugfs(tmp):
     """--load-module without --detector-dir needs debugfs: when it is not
     mounted, the scan mounts it on /sys/kernel/debug (debugfs_mount()
@@ -461,7 +489,8 @@ def main():
                           test_cannot_enable, test_sequence_back_and_escapes,
                           test_count_fails,
                           test_locked_eof_with_signal, test_tracer_read_error_after_signal,
-                          test_tracer_restore_fails, test_load_module_mounts_debugfs))
+                          test_tracer_restore_fails, test_journald_listens,
+                          test_load_module_mounts_debugfs))
 
 
 if __name__ == "__main__":
