@@ -37,6 +37,9 @@ untested (tests/mutation), on the fake detector of test-scan.py:
   (exit 5, status "failed");
 - a scan that writes to a journald that listens says nothing about the
   journal on stderr (the socket check passed: no "cannot write" line);
+- a stream that does not end after enable=0 (the module keeps it open
+  past the window and the 2 s grace) is said once, and the scan fails
+  (exit 5, status "failed");
 - --load-module where debugfs is not mounted mounts it (read-write: the
   scan writes the detector's settings there) and goes on to load the
   module (exit 0); as root, in a mount namespace of its own.
@@ -297,6 +300,41 @@ def test_count_fails(tmp):
        f"nothing after it journaled, exit 5 (got {p.returncode})", (error, err, sm))
 
 
+def test_stream_does_not_end(tmp):
+    """After enable=0 the scan reads the stream until its EOF, at most the
+    window (200 ms) and 2 s more: here the stream stays open for 4.5 s."""
+    d = fake.make_fake(tmp)
+    export = os.path.join(tmp, "export.txt")
+    error = []
+
+    def module():
+        try:
+            with open(os.path.join(d, "stream"), "w") as w:
+                if not fake.wait_for(fake.enabled(d, "1"), 20):
+                    error.append("enable never became 1")
+                    return
+                w.write(fake.line(1, 0, 1700000000, 0, 30000, 0, 1, 0, 0, 0))
+                w.flush()
+                if not fake.wait_for(fake.enabled(d, "0"), 20):
+                    error.append("enable never went back to 0")
+                    return
+                time.sleep(4.5)  # then EOF: well after the drain's end
+        except Exception as e:  # reported below
+            error.append(repr(e))
+
+    t = threading.Thread(target=module, daemon=True)
+    t.start()
+    r = fake.run_scan(["--detector-dir", d, "--journal-export", export, "--duration", "300ms",
+                       "--width", "100ms", "--window", "200ms"], env=no_module_tool(tmp))
+    t.join(10)
+    sm, samples = summary_and_samples(export)
+    ok(not error and r.returncode == 5
+       and r.stderr.count("hwlat-scan: the detector's stream did not end after enable=0\n") == 1
+       and sm.get("HWLAT_STATUS") == "failed" and len(samples) == 1,
+       f"a stream that does not end after enable=0: said once, status failed, exit 5 "
+       f"(got {r.returncode})", (error, r.stderr[:2000], sm))
+
+
 def test_locked_eof_with_signal(tmp):
     """With the module's settings (debugfs refuses writes) the stream is
     read once more after the scan stops: an EOF found there fails the scan
@@ -487,7 +525,7 @@ def main():
     import scan_tap  # the counts of ok (test-scan.py imports it)
     return scan_tap.run((test_too_many_options, test_unavailable_counts, test_journal_refuses, test_cannot_disable,
                           test_cannot_enable, test_sequence_back_and_escapes,
-                          test_count_fails,
+                          test_count_fails, test_stream_does_not_end,
                           test_locked_eof_with_signal, test_tracer_read_error_after_signal,
                           test_tracer_restore_fails, test_journald_listens,
                           test_load_module_mounts_debugfs))
