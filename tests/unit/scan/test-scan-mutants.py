@@ -42,7 +42,10 @@ untested (tests/mutation), on the fake detector of test-scan.py:
   (exit 5, status "failed");
 - --load-module where debugfs is not mounted mounts it (read-write: the
   scan writes the detector's settings there) and goes on to load the
-  module (exit 0); as root, in a mount namespace of its own.
+  module (exit 0); as root, in a mount namespace of its own;
+- --load-module in a kernel without debugfs (a /proc/filesystems that
+  does not list it, bind-mounted in that namespace) says why nothing can
+  be scanned and how to fix it, exit 4, no module tool run.
 
 TAP output; exit status 1 when any check failed.
 """
@@ -518,6 +521,42 @@ def test_load_module_mounts_debugfs(tmp):
        f"(got {r.returncode})", (r.stdout, r.stderr, module_tool_calls(tmp)))
 
 
+def test_load_module_without_debugfs(tmp):
+    """--load-module where /proc/filesystems has no debugfs: the whole
+    explanation on stderr, exit 4, nothing mounted or loaded. As root in a
+    private mount namespace, where a file listing only proc and sysfs is
+    bind-mounted over /proc/filesystems and debugfs is unmounted."""
+    if os.geteuid() != 0:
+        ok(True, "--load-module without debugfs # SKIP not root")
+        return
+    probe = subprocess.run(["unshare", "-m", "--propagation", "private", "true"],
+                           capture_output=True)
+    if probe.returncode != 0 or not os.path.isdir("/sys/kernel/debug"):
+        ok(True, "--load-module without debugfs # SKIP no mount namespace")
+        return
+    filesystems = os.path.join(tmp, "filesystems")
+    with open(filesystems, "w") as f:
+        f.write("nodev\tsysfs\nnodev\tproc\n\text4\n")
+    env = no_module_tool(tmp, HWLAT_RUN_DIR=os.path.join(tmp, "run-hwlat"))
+    script = ("mountpoint -q /sys/kernel/debug && umount /sys/kernel/debug; "
+              "mount --bind \"$0\" /proc/filesystems || exit 99; "
+              "\"$@\"; rc=$?; "
+              "awk '$2 == \"/sys/kernel/debug\" { print \"mounted: \" $3 }' /proc/self/mounts; "
+              "exit $rc")
+    r = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", script,
+                        filesystems, fake.SCAN] + fake.NO_CONFIG +
+                       ["--backend", "module", "--load-module"],
+                       capture_output=True, text=True, env=fake.scan_env(env), timeout=60)
+    ok(r.returncode == 4 and r.stdout == "" and r.stderr ==
+       "hwlat-scan: debugfs is not available in this kernel (booted with debugfs=off or "
+       "debugfs=no-mount, or built without CONFIG_DEBUG_FS), and the hwlat_detector module "
+       "gives its results only in debugfs: nothing can be scanned. Boot without debugfs=off "
+       "(the kernel command line, e.g. GRUB_CMDLINE_LINUX in /etc/default/grub, then "
+       "update-grub and reboot)\n" and module_tool_calls(tmp) == [],
+       f"--load-module, no debugfs in the kernel: says why and how, exit 4 "
+       f"(got {r.returncode})", (r.stdout, r.stderr, module_tool_calls(tmp)))
+
+
 def main():
     if not os.access(fake.SCAN, os.X_OK):
         print(f"Bail out! {fake.SCAN} is not built")
@@ -528,7 +567,7 @@ def main():
                           test_count_fails, test_stream_does_not_end,
                           test_locked_eof_with_signal, test_tracer_read_error_after_signal,
                           test_tracer_restore_fails, test_journald_listens,
-                          test_load_module_mounts_debugfs))
+                          test_load_module_mounts_debugfs, test_load_module_without_debugfs))
 
 
 if __name__ == "__main__":
