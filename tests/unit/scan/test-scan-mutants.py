@@ -40,6 +40,8 @@ untested (tests/mutation), on the fake detector of test-scan.py:
 - a stream that does not end after enable=0 (the module keeps it open
   past the window and the 2 s grace) is said once, and the scan fails
   (exit 5, status "failed");
+- the module tool runs with SIGPIPE at its default action, though the
+  scan ignores SIGPIPE itself;
 - --load-module where debugfs is not mounted mounts it (read-write: the
   scan writes the detector's settings there) and goes on to load the
   module (exit 0); as root, in a mount namespace of its own;
@@ -487,6 +489,29 @@ def test_journald_listens(tmp):
        f"(got {r.returncode})", (r.stderr, jd.entries))
 
 
+def test_module_tool_signals(tmp):
+    """hwlat-scan ignores SIGPIPE (a closed stdout is EPIPE): modprobe must
+    not inherit that. A module tool that records SigIgn of its
+    /proc/self/status, then does what fake-modprobe does."""
+    tool = os.path.join(tmp, "recording-modprobe")
+    sigs = os.path.join(tmp, "signals")
+    with open(tool, "w") as f:
+        f.write("#!/bin/sh\n"
+                f"grep '^SigIgn:' /proc/$$/status >>'{sigs}'\n"
+                f"exec '{fake.FAKE_MODPROBE}' \"$@\"\n")
+    os.chmod(tool, 0o755)
+    env = no_module_tool(tmp, HWLAT_MODPROBE=tool, HWLAT_RUN_DIR=os.path.join(tmp, "run"))
+    r = fake.run_scan(["--detector-dir", tmp, "--backend", "module", "--load-module"], env=env)
+    seen = open(sigs).read().splitlines() if os.path.exists(sigs) else []
+    masks = [(ln.split(":")[0], int(ln.split()[1], 16)) for ln in seen]
+    pipe = 1 << (signal.SIGPIPE - 1)
+    ok(r.returncode == 0 and module_tool_calls(tmp) == ["--dry-run --quiet hwlat_detector",
+                                                        "--quiet hwlat_detector"]
+       and [k for k, _ in masks] == ["SigIgn"] * 2 and all(m & pipe == 0 for _, m in masks),
+       f"the module tool, run twice, has SIGPIPE at its default action "
+       f"(exit {r.returncode})", (seen, r.stderr, module_tool_calls(tmp)))
+
+
 def test_load_module_mounts_debugfs(tmp):
     """--load-module without --detector-dir needs debugfs: when it is not
     mounted, the scan mounts it on /sys/kernel/debug (debugfs_mount()
@@ -567,7 +592,8 @@ def main():
                           test_count_fails, test_stream_does_not_end,
                           test_locked_eof_with_signal, test_tracer_read_error_after_signal,
                           test_tracer_restore_fails, test_journald_listens,
-                          test_load_module_mounts_debugfs, test_load_module_without_debugfs))
+                          test_module_tool_signals, test_load_module_mounts_debugfs,
+                          test_load_module_without_debugfs))
 
 
 if __name__ == "__main__":
