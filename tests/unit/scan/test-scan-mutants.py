@@ -40,6 +40,9 @@ untested (tests/mutation), on the fake detector of test-scan.py:
 - a stream that does not end after enable=0 (the module keeps it open
   past the window and the 2 s grace) is said once, and the scan fails
   (exit 5, status "failed");
+- a stream that someone else holds (open() is EBUSY: a terminal in
+  exclusive mode, opened without CAP_SYS_ADMIN) is refused saying so,
+  exit 3;
 - the module tool runs with SIGPIPE at its default action, though the
   scan ignores SIGPIPE itself;
 - --load-module where debugfs is not mounted mounts it (read-write: the
@@ -52,11 +55,13 @@ untested (tests/mutation), on the fake detector of test-scan.py:
 TAP output; exit status 1 when any check failed.
 """
 import importlib.util
+import fcntl
 import os
 import resource
 import signal
 import subprocess
 import sys
+import termios
 import threading
 import time
 
@@ -489,6 +494,38 @@ def test_journald_listens(tmp):
        f"(got {r.returncode})", (r.stderr, jd.entries))
 
 
+def test_stream_busy(tmp):
+    """The module lets one reader have its stream: a second open() is
+    EBUSY. Here the stream is a pseudo-terminal in exclusive mode
+    (TIOCEXCL), which open() refuses with EBUSY to a process without
+    CAP_SYS_ADMIN: the scan runs without it (setpriv)."""
+    drop = ["setpriv", "--inh-caps=-sys_admin", "--bounding-set=-sys_admin"]
+    if subprocess.run(drop + ["true"], capture_output=True).returncode != 0:
+        ok(True, "a busy stream # SKIP setpriv cannot drop CAP_SYS_ADMIN")
+        return
+    d = fake.make_fake(tmp)
+    master, slave = os.openpty()
+    try:
+        fcntl.ioctl(slave, termios.TIOCEXCL)
+        os.remove(os.path.join(d, "stream"))
+        os.symlink(os.ttyname(slave), os.path.join(d, "stream"))
+        before = {n: fake.read(d, n) for n in ("enable", "threshold", "width", "window")}
+        r = subprocess.run(drop + [fake.SCAN] + fake.NO_CONFIG +
+                           ["--detector-dir", d, "--journal-export",
+                            os.path.join(tmp, "export.txt"), "--duration", "300ms"],
+                           capture_output=True, text=True,
+                           env=fake.scan_env(no_module_tool(tmp)), timeout=60)
+        after = {n: fake.read(d, n) for n in before}
+    finally:
+        os.close(slave)
+        os.close(master)
+    ok(r.returncode == 3 and r.stderr ==
+       f"hwlat-scan: {d}/stream is open by another reader; not starting\n"
+       and after == before,
+       f"a stream open() refuses with EBUSY: 'open by another reader; not starting', exit 3, "
+       f"detector unchanged (got {r.returncode})", (r.stderr, after))
+
+
 def test_module_tool_signals(tmp):
     """hwlat-scan ignores SIGPIPE (a closed stdout is EPIPE): modprobe must
     not inherit that. A module tool that records SigIgn of its
@@ -592,7 +629,8 @@ def main():
                           test_count_fails, test_stream_does_not_end,
                           test_locked_eof_with_signal, test_tracer_read_error_after_signal,
                           test_tracer_restore_fails, test_journald_listens,
-                          test_module_tool_signals, test_load_module_mounts_debugfs,
+                          test_stream_busy, test_module_tool_signals,
+                          test_load_module_mounts_debugfs,
                           test_load_module_without_debugfs))
 
 
