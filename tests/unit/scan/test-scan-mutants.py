@@ -32,6 +32,8 @@ untested (tests/mutation), on the fake detector of test-scan.py:
 - a sample the statistics cannot count (no memory: RLIMIT_DATA lowered
   while the scan samples) breaks the scan: said once with the sample's
   number, never as an unreadable stream, exit 5;
+- a tracer scan without --mode never writes the tracer's mode file (it
+  keeps the kernel's text, "none [round-robin] per-cpu", byte for byte);
 - a tracer whose tracing_thresh cannot be written back at the end (it
   became /dev/full) is said, naming the directory, and the scan fails
   (exit 5, status "failed");
@@ -427,6 +429,25 @@ def test_tracer_read_error_after_signal(tmp):
        f"exit 0 (got {p.returncode})", (err, sm))
 
 
+def test_tracer_mode_untouched(tmp):
+    """Without --mode the mode in force is kept: hwlat_detector/mode is not
+    written, neither when the tracer starts nor when it is restored (a
+    write would leave the bare name "round-robin" in this regular file)."""
+    d = tracer.make_tracefs(tmp)
+    export = os.path.join(tmp, "export.txt")
+    k = tracer.FakeKernel(d, [tracer.L1])
+    k.start()
+    r = tracer.scan(d, ["--backend", "tracer", "--duration", "300ms", "--threshold", "20us"],
+                    export)
+    k.join(10)
+    mode = fake.read(d, "hwlat_detector/mode")
+    ok(r.returncode == 0 and k.error is None and k.at_open is not None
+       and k.at_open.get("tracing_thresh") == "20\n"
+       and mode == tracer.TRACEFS["hwlat_detector/mode"],
+       f"a tracer scan without --mode leaves the mode file as it was: {mode!r} "
+       f"(exit {r.returncode})", (r.stderr, k.error))
+
+
 def test_tracer_restore_fails(tmp):
     """Once trace_pipe is open, tracing_thresh becomes /dev/full: writing
     the original 7 back fails with ENOSPC, which the scan says (naming the
@@ -628,7 +649,8 @@ def main():
                           test_cannot_enable, test_sequence_back_and_escapes,
                           test_count_fails, test_stream_does_not_end,
                           test_locked_eof_with_signal, test_tracer_read_error_after_signal,
-                          test_tracer_restore_fails, test_journald_listens,
+                          test_tracer_mode_untouched, test_tracer_restore_fails,
+                          test_journald_listens,
                           test_stream_busy, test_module_tool_signals,
                           test_load_module_mounts_debugfs,
                           test_load_module_without_debugfs))
