@@ -2,7 +2,10 @@
 /*
  * Edges of service/detector.c that mutants showed untested
  * (tests/mutation): a mode file with a bare name is read as that name, one
- * with several bare names (no brackets) or an unclosed bracket is refused;
+ * with several bare names (no brackets) or an unclosed bracket is refused,
+ * so is a name of 16 bytes, which does not fit mode[16] with its NUL; a
+ * mode file that exists but cannot be read fails the read with its errno
+ * (only a missing one means "no mode");
  * detector_change
  * writes mode and cpus only when both the detector and the wanted settings
  * have them, so a detector without those files is never given one; the
@@ -15,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "detector.h"
@@ -58,6 +62,10 @@ static void test_mode_file(void)
 		{ "none round-robin\n", -EBADMSG, NULL },
 		{ "none [round-robin\n", -EBADMSG, NULL },
 		{ "[]\n", -EBADMSG, NULL },
+		/* mode[] holds 16 bytes: a name of 15 fits with its NUL, 16 does not. */
+		{ "abcdefghijklmno\n", 0, "abcdefghijklmno" },
+		{ "abcdefghijklmnop\n", -EBADMSG, NULL },
+		{ "none [abcdefghijklmnop]\n", -EBADMSG, NULL },
 	};
 	detector d = { .dir_fd = -1 };
 
@@ -80,6 +88,27 @@ static void test_mode_file(void)
 			   (int)strlen(cases[i].text) - 1, cases[i].text, r, cases[i].r);
 	}
 	detector_close(&d);
+}
+
+/* A mode that cannot be read (a directory: EISDIR) is an error, not "no mode". */
+static void test_mode_unreadable(void)
+{
+	detector d = { .dir_fd = -1 };
+	detector_settings s = {};
+	char path[512];
+	int r;
+
+	put("mode", NULL);
+	snprintf(path, sizeof(path), "%s/mode", dir);
+	if (mkdir(path, 0755) < 0 || detector_open(&d, dir) < 0) {
+		ok(false, "fake detector with a mode directory opens");
+		return;
+	}
+	r = detector_read_settings(&d, &s);
+	ok(r == -EISDIR, "a mode that cannot be read fails the read: r=%d (want %d), has_mode %d",
+	   r, -EISDIR, s.has_mode);
+	detector_close(&d);
+	rmdir(path);
 }
 
 static void test_change_without_files(void)
@@ -147,6 +176,7 @@ int main(void)
 	put("width", "100000\n");
 	put("window", "200000\n");
 	test_mode_file();
+	test_mode_unreadable();
 	test_change_without_files();
 	test_unescape();
 

@@ -18,15 +18,52 @@ untested (tests/mutation), on the fake detector of test-scan.py:
 - a detector that cannot be disabled at the end (its `enable` became
   /dev/full) is said, and the scan fails (exit 5, status "failed");
 - with the module's settings (setting files refused, as under lockdown),
-  an EOF that the last read finds behind a SIGTERM fails the scan.
+  an EOF that the last read finds behind a SIGTERM fails the scan;
+- with the kernel's tracer, a trace_pipe whose last read fails (a
+  directory: EISDIR) behind a SIGTERM is said, and the scan stays
+  "interrupted" (exit 0): only a scan that ran its full duration fails
+  for it;
+- a detector that cannot be enabled (its `enable` is /dev/full from the
+  start) is said with the cause, the scan fails (exit 5, status
+  "failed") and nothing is sampled;
+- a stream whose sequence goes back (5, then 3) is said with both
+  numbers; a malformed stream line is quoted with printable ASCII as it
+  is, '~' (0x7e) included, and DEL (0x7f) and '\\' escaped as \\xNN;
+- a sample the statistics cannot count (no memory: RLIMIT_DATA lowered
+  while the scan samples) breaks the scan: said once with the sample's
+  number, never as an unreadable stream, exit 5;
+- a tracer scan without --mode never writes the tracer's mode file (it
+  keeps the kernel's text, "none [round-robin] per-cpu", byte for byte);
+- a tracer whose tracing_thresh cannot be written back at the end (it
+  became /dev/full) is said, naming the directory, and the scan fails
+  (exit 5, status "failed");
+- a scan that writes to a journald that listens says nothing about the
+  journal on stderr (the socket check passed: no "cannot write" line);
+- a stream that does not end after enable=0 (the module keeps it open
+  past the window and the 2 s grace) is said once, and the scan fails
+  (exit 5, status "failed");
+- a stream that someone else holds (open() is EBUSY: a terminal in
+  exclusive mode, opened without CAP_SYS_ADMIN) is refused saying so,
+  exit 3;
+- the module tool runs with SIGPIPE at its default action, though the
+  scan ignores SIGPIPE itself;
+- --load-module where debugfs is not mounted mounts it (read-write: the
+  scan writes the detector's settings there) and goes on to load the
+  module (exit 0); as root, in a mount namespace of its own;
+- --load-module in a kernel without debugfs (a /proc/filesystems that
+  does not list it, bind-mounted in that namespace) says why nothing can
+  be scanned and how to fix it, exit 4, no module tool run.
 
 TAP output; exit status 1 when any check failed.
 """
 import importlib.util
+import fcntl
 import os
+import resource
 import signal
 import subprocess
 import sys
+import termios
 import threading
 import time
 
@@ -40,6 +77,11 @@ _spec = importlib.util.spec_from_file_location(
     "scan_lockdown", os.path.join(HERE, "test-scan-lockdown.py"))
 lockdown = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(lockdown)
+
+_spec = importlib.util.spec_from_file_location(
+    "scan_tracer", os.path.join(HERE, "test-scan-tracer.py"))
+tracer = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(tracer)
 
 ok = fake.ok
 
@@ -160,6 +202,151 @@ def test_cannot_disable(tmp):
        (error, r.stderr, sm))
 
 
+def test_cannot_enable(tmp):
+    """Writing enable=1 fails (ENOSPC): the cause is said before the scan
+    gives up, and the one summary says failed."""
+    d = fake.make_fake(tmp)
+    enable = os.path.join(d, "enable")
+    os.remove(enable)
+    os.symlink("/dev/full", enable)  # reads NULs (not enabled), writes ENOSPC
+    export = os.path.join(tmp, "export.txt")
+    r = fake.run_scan(["--detector-dir", d, "--journal-export", export, "--duration", "300ms"],
+                      env=no_module_tool(tmp))
+    sm, samples = summary_and_samples(export)
+    ok(r.returncode == 5
+       and "hwlat-scan: cannot enable the detector: No space left on device\n"
+       "hwlat-scan: the scan could not start; restoring the previous settings\n" in r.stderr
+       and sm.get("HWLAT_STATUS") == "failed" and sm.get("HWLAT_SAMPLES") == "0"
+       and not samples,
+       f"a detector that cannot be enabled: said with its cause, status failed, exit 5 "
+       f"(got {r.returncode})", (r.stderr, sm))
+
+
+def test_sequence_back_and_escapes(tmp):
+    """Sample 5, then sample 3, then a malformed line: both said on stderr
+    exactly; the malformed line fails the scan (exit 5)."""
+    d = fake.make_fake(tmp)
+    export = os.path.join(tmp, "export.txt")
+
+    def script(w):
+        w.write(fake.line(5, 0, 1700000000, 0, 30000, 0, 1, 0, 0, 0))
+        w.write(fake.line(3, 0, 1700000001, 0, 31000, 0, 1, 0, 0, 0))
+        w.write("a~b}\x7f\\c\n")
+        w.flush()
+
+    mod = fake.FakeModule(d, script)
+    mod.start()
+    r = fake.run_scan(["--detector-dir", d, "--journal-export", export, "--duration", "500ms"],
+                      env=no_module_tool(tmp))
+    mod.join(5)
+    sm, samples = summary_and_samples(export)
+    ok("hwlat-scan: stream sequence went back from 5 to 3\n" in r.stderr
+       and [e.get("HWLAT_SEQ") for e in samples] == ["5", "3"],
+       "sample 3 after sample 5: 'stream sequence went back from 5 to 3'", r.stderr)
+    ok(r.returncode == 5 and "hwlat-scan: skipping a malformed line in the detector's "
+       "stream: 'a~b}\\x7f\\x5cc'\n" in r.stderr and sm.get("HWLAT_STATUS") == "failed",
+       f"a malformed line 'a~b}}<DEL>\\c': '~' and '}}' as they are, DEL and '\\' as \\xNN, "
+       f"exit 5 (got {r.returncode})", r.stderr)
+
+
+def test_count_fails(tmp):
+    """count_window() fails only when malloc() does. Once sample 1 is
+    journaled, RLIMIT_DATA is set to the scan's data size (VmData): the
+    per-CPU statistics of --openmetrics-file need a new histogram row for
+    each new CPU and latency, and soon one cannot be had. The scan stops
+    at that sample, names it, and does not take it for a read error of the
+    stream (the error is its own, already said); exit 5, status failed."""
+    d = fake.make_fake(tmp)
+    export = os.path.join(tmp, "export.txt")
+    prom = os.path.join(tmp, "hwlat.prom")
+    error = []
+    p = fake.start_scan(["--detector-dir", d, "--journal-export", export, "--duration", "30s",
+                         "--openmetrics-file", prom])
+
+    def module():
+        try:
+            with open(os.path.join(d, "stream"), "w") as w:
+                if not fake.wait_for(fake.enabled(d, "1"), 20):
+                    error.append("enable never became 1")
+                    return
+                w.write(fake.line(1, 0, 1700000000, 0, 30000, 0, 1, 0, 0, 0))
+                w.flush()
+                if not fake.wait_for(lambda: fake.export_has_seq(export, 1), 20):
+                    error.append("sample 1 was never journaled")
+                    return
+                with open(f"/proc/{p.pid}/status") as f:
+                    kib = int(next(ln for ln in f if ln.startswith("VmData:")).split()[1])
+                resource.prlimit(p.pid, resource.RLIMIT_DATA,
+                                 (kib * 1024, resource.RLIM_INFINITY))
+                # 1023 new CPUs, each with 4 latencies of other rows:
+                # about 5 KiB of new statistics a CPU, 5 MiB in all.
+                seq = 2
+                for cpu in range(1, 1024):
+                    for k in range(4):
+                        w.write(fake.line(seq, cpu, 1700000001, seq, 1000 << (4 * k + cpu % 4),
+                                          0, 1, 0, 0, 0))
+                        seq += 1
+                    w.flush()
+        except BrokenPipeError:
+            pass  # the scan stopped reading: what it must do
+        except Exception as e:  # reported below
+            error.append(repr(e))
+
+    t = threading.Thread(target=module, daemon=True)
+    t.start()
+    try:
+        out, err = p.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+    t.join(10)
+    sm, samples = summary_and_samples(export)
+    failed = [ln for ln in err.splitlines() if ln.startswith("hwlat-scan: cannot count sample ")]
+    ok(not error and p.returncode == 5 and len(failed) == 1
+       and failed[0].endswith(": Cannot allocate memory")
+       and "cannot read the detector's stream" not in err
+       and sm.get("HWLAT_STATUS") == "failed"
+       and max(int(e["HWLAT_SEQ"]) for e in samples) <
+       int(failed[0].split()[4].rstrip(":")),
+       f"a sample that cannot be counted: said once with its number, not as a stream error, "
+       f"nothing after it journaled, exit 5 (got {p.returncode})", (error, err, sm))
+
+
+def test_stream_does_not_end(tmp):
+    """After enable=0 the scan reads the stream until its EOF, at most the
+    window (200 ms) and 2 s more: here the stream stays open for 4.5 s."""
+    d = fake.make_fake(tmp)
+    export = os.path.join(tmp, "export.txt")
+    error = []
+
+    def module():
+        try:
+            with open(os.path.join(d, "stream"), "w") as w:
+                if not fake.wait_for(fake.enabled(d, "1"), 20):
+                    error.append("enable never became 1")
+                    return
+                w.write(fake.line(1, 0, 1700000000, 0, 30000, 0, 1, 0, 0, 0))
+                w.flush()
+                if not fake.wait_for(fake.enabled(d, "0"), 20):
+                    error.append("enable never went back to 0")
+                    return
+                time.sleep(4.5)  # then EOF: well after the drain's end
+        except Exception as e:  # reported below
+            error.append(repr(e))
+
+    t = threading.Thread(target=module, daemon=True)
+    t.start()
+    r = fake.run_scan(["--detector-dir", d, "--journal-export", export, "--duration", "300ms",
+                       "--width", "100ms", "--window", "200ms"], env=no_module_tool(tmp))
+    t.join(10)
+    sm, samples = summary_and_samples(export)
+    ok(not error and r.returncode == 5
+       and r.stderr.count("hwlat-scan: the detector's stream did not end after enable=0\n") == 1
+       and sm.get("HWLAT_STATUS") == "failed" and len(samples) == 1,
+       f"a stream that does not end after enable=0: said once, status failed, exit 5 "
+       f"(got {r.returncode})", (error, r.stderr[:2000], sm))
+
+
 def test_locked_eof_with_signal(tmp):
     """With the module's settings (debugfs refuses writes) the stream is
     read once more after the scan stops: an EOF found there fails the scan
@@ -202,13 +389,271 @@ def test_locked_eof_with_signal(tmp):
        (err, sm))
 
 
+def test_tracer_read_error_after_signal(tmp):
+    """The tracer path reads trace_pipe once more after the scan stops: a
+    read error there (not EOF) fails a completed scan but not an
+    interrupted one, which keeps its status and exit 0 and says the error."""
+    d = tracer.make_tracefs(tmp)
+    os.unlink(os.path.join(d, "trace_pipe"))
+    os.mkdir(os.path.join(d, "trace_pipe"))  # opens; every read() is EISDIR
+    tracers = os.path.join(d, "available_tracers")
+    os.unlink(tracers)
+    os.mkfifo(tracers)  # holds the scan where its signals are blocked already
+    export = os.path.join(tmp, "export.txt")
+    p = fake.start_scan(["--tracefs-dir", d, "--journal-export", export, "--backend", "tracer",
+                         "--duration", "60s"])
+    fd, end = -1, time.monotonic() + 20
+    while fd < 0 and time.monotonic() < end and p.poll() is None:
+        try:
+            fd = os.open(tracers, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError:  # ENXIO: the scan has not opened it yet
+            time.sleep(0.01)
+    if fd >= 0:
+        # The scan waits in open()/read() of available_tracers, after
+        # main() blocked SIGTERM for its signalfd: the signal is pending
+        # when the sample loop starts, which takes it before trace_pipe.
+        os.kill(p.pid, signal.SIGTERM)
+        os.write(fd, tracer.TRACEFS["available_tracers"].encode())
+        os.close(fd)
+    try:
+        out, err = p.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+    sm, samples = summary_and_samples(export)
+    ok(fd >= 0 and p.returncode == 0 and "hwlat-scan: received Terminated, stopping the scan\n"
+       in err and "hwlat-scan: cannot read the detector's stream: Is a directory\n" in err
+       and sm.get("HWLAT_STATUS") == "interrupted" and sm.get("HWLAT_BACKEND") == "tracer"
+       and not samples,
+       f"tracer scan, trace_pipe read fails behind a SIGTERM: said, status interrupted, "
+       f"exit 0 (got {p.returncode})", (err, sm))
+
+
+def test_tracer_mode_untouched(tmp):
+    """Without --mode the mode in force is kept: hwlat_detector/mode is not
+    written, neither when the tracer starts nor when it is restored (a
+    write would leave the bare name "round-robin" in this regular file)."""
+    d = tracer.make_tracefs(tmp)
+    export = os.path.join(tmp, "export.txt")
+    k = tracer.FakeKernel(d, [tracer.L1])
+    k.start()
+    r = tracer.scan(d, ["--backend", "tracer", "--duration", "300ms", "--threshold", "20us"],
+                    export)
+    k.join(10)
+    mode = fake.read(d, "hwlat_detector/mode")
+    ok(r.returncode == 0 and k.error is None and k.at_open is not None
+       and k.at_open.get("tracing_thresh") == "20\n"
+       and mode == tracer.TRACEFS["hwlat_detector/mode"],
+       f"a tracer scan without --mode leaves the mode file as it was: {mode!r} "
+       f"(exit {r.returncode})", (r.stderr, k.error))
+
+
+def test_tracer_restore_fails(tmp):
+    """Once trace_pipe is open, tracing_thresh becomes /dev/full: writing
+    the original 7 back fails with ENOSPC, which the scan says (naming the
+    tracefs directory) and fails for."""
+    d = tracer.make_tracefs(tmp)
+    export = os.path.join(tmp, "export.txt")
+    thresh = os.path.join(d, "tracing_thresh")
+    error = []
+
+    def kernel():
+        try:
+            fd, end = -1, time.monotonic() + 20
+            while fd < 0 and time.monotonic() < end:
+                try:
+                    fd = os.open(os.path.join(d, "trace_pipe"), os.O_WRONLY | os.O_NONBLOCK)
+                except OSError:  # ENXIO: no reader yet
+                    time.sleep(0.01)
+            if fd < 0:
+                error.append("trace_pipe was never opened")
+                return
+            os.remove(thresh)
+            os.symlink("/dev/full", thresh)
+            fake.wait_for(lambda: fake.read(d, "current_tracer") == "nop\n", 30)
+            os.close(fd)
+        except Exception as e:  # reported below
+            error.append(repr(e))
+
+    t = threading.Thread(target=kernel, daemon=True)
+    t.start()
+    r = tracer.scan(d, ["--backend", "tracer", "--duration", "300ms", "--threshold", "20us"],
+                    export)
+    t.join(10)
+    sm, _ = summary_and_samples(export)
+    ok(not error and r.returncode == 5
+       and f"hwlat-scan: the tracer's previous state could not all be restored ({d})\n"
+       in r.stderr and sm.get("HWLAT_STATUS") == "failed"
+       and fake.read(d, "current_tracer") == "nop\n",
+       f"tracing_thresh cannot be written back: said naming {d}, status failed, exit 5 "
+       f"(got {r.returncode})", (error, r.stderr, sm))
+
+
+def test_journald_listens(tmp):
+    """Without --journal-export the scan first checks that journald
+    listens; when it does (a fake journald bound where the socket is, in a
+    mount namespace), nothing is said: stderr stays empty."""
+    probe = subprocess.run(fake.journal_namespace(["true"]), capture_output=True)
+    if probe.returncode != 0:
+        ok(True, "a scan to a listening journald # SKIP no mount namespace")
+        return
+    d = fake.make_fake(tmp)
+    mod = fake.FakeModule(d, lambda w: (w.write(fake.line(1, 0, 1, 0, 20000, 0, 1, 0, 0, 0)),
+                                        w.flush()))
+    mod.start()
+    jd = fake.FakeJournald(tmp)
+    r = subprocess.run(jd.wrap([fake.SCAN] + fake.NO_CONFIG +
+                               ["--detector-dir", d, "--duration", "300ms"]),
+                       capture_output=True, text=True, env=fake.scan_env(no_module_tool(tmp)),
+                       timeout=60)
+    mod.join(5)
+    jd.close()
+    ok(r.returncode == 0 and r.stderr == ""
+       and [e.get("HWLAT_SEQ") for e in jd.entries] == ["1", None]
+       and jd.entries[-1].get("HWLAT_STATUS") == "completed",
+       f"a scan to a listening journald: its entries sent, nothing on stderr, exit 0 "
+       f"(got {r.returncode})", (r.stderr, jd.entries))
+
+
+def test_stream_busy(tmp):
+    """The module lets one reader have its stream: a second open() is
+    EBUSY. Here the stream is a pseudo-terminal in exclusive mode
+    (TIOCEXCL), which open() refuses with EBUSY to a process without
+    CAP_SYS_ADMIN: the scan runs without it (setpriv)."""
+    drop = ["setpriv", "--inh-caps=-sys_admin", "--bounding-set=-sys_admin"]
+    if subprocess.run(drop + ["true"], capture_output=True).returncode != 0:
+        ok(True, "a busy stream # SKIP setpriv cannot drop CAP_SYS_ADMIN")
+        return
+    d = fake.make_fake(tmp)
+    master, slave = os.openpty()
+    try:
+        fcntl.ioctl(slave, termios.TIOCEXCL)
+        os.remove(os.path.join(d, "stream"))
+        os.symlink(os.ttyname(slave), os.path.join(d, "stream"))
+        before = {n: fake.read(d, n) for n in ("enable", "threshold", "width", "window")}
+        r = subprocess.run(drop + [fake.SCAN] + fake.NO_CONFIG +
+                           ["--detector-dir", d, "--journal-export",
+                            os.path.join(tmp, "export.txt"), "--duration", "300ms"],
+                           capture_output=True, text=True,
+                           env=fake.scan_env(no_module_tool(tmp)), timeout=60)
+        after = {n: fake.read(d, n) for n in before}
+    finally:
+        os.close(slave)
+        os.close(master)
+    ok(r.returncode == 3 and r.stderr ==
+       f"hwlat-scan: {d}/stream is open by another reader; not starting\n"
+       and after == before,
+       f"a stream open() refuses with EBUSY: 'open by another reader; not starting', exit 3, "
+       f"detector unchanged (got {r.returncode})", (r.stderr, after))
+
+
+def test_module_tool_signals(tmp):
+    """hwlat-scan ignores SIGPIPE (a closed stdout is EPIPE): modprobe must
+    not inherit that. A module tool that records SigIgn of its
+    /proc/self/status, then does what fake-modprobe does."""
+    tool = os.path.join(tmp, "recording-modprobe")
+    sigs = os.path.join(tmp, "signals")
+    with open(tool, "w") as f:
+        f.write("#!/bin/sh\n"
+                f"grep '^SigIgn:' /proc/$$/status >>'{sigs}'\n"
+                f"exec '{fake.FAKE_MODPROBE}' \"$@\"\n")
+    os.chmod(tool, 0o755)
+    env = no_module_tool(tmp, HWLAT_MODPROBE=tool, HWLAT_RUN_DIR=os.path.join(tmp, "run"))
+    r = fake.run_scan(["--detector-dir", tmp, "--backend", "module", "--load-module"], env=env)
+    seen = open(sigs).read().splitlines() if os.path.exists(sigs) else []
+    masks = [(ln.split(":")[0], int(ln.split()[1], 16)) for ln in seen]
+    pipe = 1 << (signal.SIGPIPE - 1)
+    ok(r.returncode == 0 and module_tool_calls(tmp) == ["--dry-run --quiet hwlat_detector",
+                                                        "--quiet hwlat_detector"]
+       and [k for k, _ in masks] == ["SigIgn"] * 2 and all(m & pipe == 0 for _, m in masks),
+       f"the module tool, run twice, has SIGPIPE at its default action "
+       f"(exit {r.returncode})", (seen, r.stderr, module_tool_calls(tmp)))
+
+
+def test_load_module_mounts_debugfs(tmp):
+    """--load-module without --detector-dir needs debugfs: when it is not
+    mounted, the scan mounts it on /sys/kernel/debug (debugfs_mount()
+    returns 0) and goes on to load the module. Run as root in a private
+    mount namespace (the host's mounts are not touched), where debugfs is
+    unmounted first; the fake module tool is called, never the host's."""
+    if os.geteuid() != 0:
+        ok(True, "--load-module mounts debugfs # SKIP not root")
+        return
+    probe = subprocess.run(["unshare", "-m", "--propagation", "private", "true"],
+                           capture_output=True)
+    with open("/proc/filesystems") as f:
+        has_debugfs = any(ln.split()[-1:] == ["debugfs"] for ln in f)
+    if probe.returncode != 0 or not has_debugfs or not os.path.isdir("/sys/kernel/debug"):
+        ok(True, "--load-module mounts debugfs # SKIP no mount namespace or no debugfs")
+        return
+    run = os.path.join(tmp, "run-hwlat")
+    env = no_module_tool(tmp, HWLAT_RUN_DIR=run)
+    script = ("mountpoint -q /sys/kernel/debug && umount /sys/kernel/debug; "
+              "\"$@\"; rc=$?; "
+              "awk '$2 == \"/sys/kernel/debug\" { split($4, o, \",\"); "
+              "print \"mounted: \" $3 \" \" o[1] }' /proc/self/mounts; "
+              "exit $rc")
+    r = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh",
+                        fake.SCAN] + fake.NO_CONFIG + ["--backend", "module", "--load-module"],
+                       capture_output=True, text=True, env=fake.scan_env(env), timeout=60)
+    ok(r.returncode == 0 and r.stdout == "mounted: debugfs rw\n" and r.stderr == ""
+       and module_tool_calls(tmp) == ["--dry-run --quiet hwlat_detector",
+                                      "--quiet hwlat_detector"]
+       and os.path.exists(os.path.join(run, "loaded-by-scan")),
+       f"--load-module, debugfs not mounted: mounts it read-write, loads the module, exit 0 "
+       f"(got {r.returncode})", (r.stdout, r.stderr, module_tool_calls(tmp)))
+
+
+def test_load_module_without_debugfs(tmp):
+    """--load-module where /proc/filesystems has no debugfs: the whole
+    explanation on stderr, exit 4, nothing mounted or loaded. As root in a
+    private mount namespace, where a file listing only proc and sysfs is
+    bind-mounted over /proc/filesystems and debugfs is unmounted."""
+    if os.geteuid() != 0:
+        ok(True, "--load-module without debugfs # SKIP not root")
+        return
+    probe = subprocess.run(["unshare", "-m", "--propagation", "private", "true"],
+                           capture_output=True)
+    if probe.returncode != 0 or not os.path.isdir("/sys/kernel/debug"):
+        ok(True, "--load-module without debugfs # SKIP no mount namespace")
+        return
+    filesystems = os.path.join(tmp, "filesystems")
+    with open(filesystems, "w") as f:
+        f.write("nodev\tsysfs\nnodev\tproc\n\text4\n")
+    env = no_module_tool(tmp, HWLAT_RUN_DIR=os.path.join(tmp, "run-hwlat"))
+    script = ("mountpoint -q /sys/kernel/debug && umount /sys/kernel/debug; "
+              "mount --bind \"$0\" /proc/filesystems || exit 99; "
+              "\"$@\"; rc=$?; "
+              "awk '$2 == \"/sys/kernel/debug\" { print \"mounted: \" $3 }' /proc/self/mounts; "
+              "exit $rc")
+    r = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", script,
+                        filesystems, fake.SCAN] + fake.NO_CONFIG +
+                       ["--backend", "module", "--load-module"],
+                       capture_output=True, text=True, env=fake.scan_env(env), timeout=60)
+    ok(r.returncode == 4 and r.stdout == "" and r.stderr ==
+       "hwlat-scan: debugfs is not available in this kernel (booted with debugfs=off or "
+       "debugfs=no-mount, or built without CONFIG_DEBUG_FS), and the hwlat_detector module "
+       "gives its results only in debugfs: nothing can be scanned. Boot without debugfs=off "
+       "(the kernel command line, e.g. GRUB_CMDLINE_LINUX in /etc/default/grub, then "
+       "update-grub and reboot)\n" and module_tool_calls(tmp) == [],
+       f"--load-module, no debugfs in the kernel: says why and how, exit 4 "
+       f"(got {r.returncode})", (r.stdout, r.stderr, module_tool_calls(tmp)))
+
+
 def main():
     if not os.access(fake.SCAN, os.X_OK):
         print(f"Bail out! {fake.SCAN} is not built")
         return 1
     import scan_tap  # the counts of ok (test-scan.py imports it)
     return scan_tap.run((test_too_many_options, test_unavailable_counts, test_journal_refuses, test_cannot_disable,
-                          test_locked_eof_with_signal))
+                          test_cannot_enable, test_sequence_back_and_escapes,
+                          test_count_fails, test_stream_does_not_end,
+                          test_locked_eof_with_signal, test_tracer_read_error_after_signal,
+                          test_tracer_mode_untouched, test_tracer_restore_fails,
+                          test_journald_listens,
+                          test_stream_busy, test_module_tool_signals,
+                          test_load_module_mounts_debugfs,
+                          test_load_module_without_debugfs))
 
 
 if __name__ == "__main__":
