@@ -15,19 +15,30 @@ vm_note() {
 	printf '# [%s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2
 }
 
-# A guest is a Debian suite, or a suite with a kernel flavour: bookworm-rt
-# is bookworm with linux-image-rt-amd64 (PREEMPT_RT; it builds the kernel's
-# hwlat tracer in, which Debian's generic kernels do not).
+# A guest is a Debian suite, or a suite with a variant: bookworm-rt is
+# bookworm with linux-image-rt-amd64 (PREEMPT_RT; it builds the kernel's
+# hwlat tracer in, which Debian's generic kernels do not); bookworm-fleet is
+# bookworm with the fleet's packages (vm_variant_packages), which a guest
+# without a mirror cannot install at run time.
 vm_suite_ok() {
 	case "$1" in
-	bookworm | trixie | sid | bookworm-rt) return 0 ;;
+	bookworm | trixie | sid | bookworm-rt | bookworm-fleet) return 0 ;;
 	*) return 1 ;;
 	esac
 }
 
 # vm_debian_suite GUEST: the Debian suite of a guest name (bookworm-rt: bookworm).
 vm_debian_suite() {
-	echo "${1%-rt}"
+	echo "${1%%-*}"
+}
+
+# vm_variant_packages GUEST: the packages a variant adds to its suite's image.
+# bookworm-fleet: journal upload (systemd-journal-remote holds
+# systemd-journal-upload) and Prometheus' node exporter (tests/vm/fleet).
+vm_variant_packages() {
+	case "$1" in
+	*-fleet) echo systemd-journal-remote prometheus-node-exporter ;;
+	esac
 }
 
 # vm_kernel_flavour GUEST: the linux-image-*/linux-headers-* flavour (amd64, rt-amd64).
