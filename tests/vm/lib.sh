@@ -120,3 +120,35 @@ for cmd in ['{"execute":"qmp_capabilities"}'] + sys.argv[2:]:
     print(json.dumps(r))
 PY
 }
+
+# vm_newest DIR PATTERN: the newest file matching PATTERN in DIR (none: "").
+vm_newest() {
+	find "$1" -maxdepth 1 -name "$2" -printf '%T@ %p\n' 2>/dev/null |
+		sort -rn | head -n 1 | cut -d' ' -f2-
+}
+
+# vm_stall PID MS: stops the QEMU process PID for MS milliseconds (SIGSTOP,
+# sleep, SIGCONT): the guest's clocks jump, as under a hypervisor's stall.
+vm_stall() {
+	kill -STOP "$1"
+	sleep "$(awk -v m="$2" 'BEGIN { printf "%.3f", m / 1000 }')"
+	kill -CONT "$1"
+}
+
+# vm_guest_tap LOG: replays the guest's TAP lines of LOG through the
+# caller's ok and not_ok (renumbered into its plan), echoes its comments,
+# and sets vm_guest_plan to the guest's plan count ("" without a plan).
+vm_guest_tap() {
+	local line
+	vm_guest_plan=""
+	[ -f "$1" ] || return 0
+	while IFS= read -r line; do
+		case "$line" in
+		"ok "*) ok "${line#ok * - }" ;;
+		"not ok "*) not_ok "${line#not ok * - }" ;;
+		1..*) vm_guest_plan=${line#1..} ;;
+		"Bail out!"*) not_ok "guest: $line" ;;
+		"#"*) echo "$line" ;;
+		esac
+	done < <(tr -d '\r' <"$1")
+}
