@@ -15,19 +15,30 @@ vm_note() {
 	printf '# [%s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2
 }
 
-# A guest is a Debian suite, or a suite with a kernel flavour: bookworm-rt
-# is bookworm with linux-image-rt-amd64 (PREEMPT_RT; it builds the kernel's
-# hwlat tracer in, which Debian's generic kernels do not).
+# A guest is a Debian suite, or a suite with a variant: bookworm-rt is
+# bookworm with linux-image-rt-amd64 (PREEMPT_RT; it builds the kernel's
+# hwlat tracer in, which Debian's generic kernels do not); bookworm-fleet is
+# bookworm with the fleet's packages (vm_variant_packages), which a guest
+# without a mirror cannot install at run time.
 vm_suite_ok() {
 	case "$1" in
-	bookworm | trixie | sid | bookworm-rt) return 0 ;;
+	bookworm | trixie | sid | bookworm-rt | bookworm-fleet) return 0 ;;
 	*) return 1 ;;
 	esac
 }
 
 # vm_debian_suite GUEST: the Debian suite of a guest name (bookworm-rt: bookworm).
 vm_debian_suite() {
-	echo "${1%-rt}"
+	echo "${1%%-*}"
+}
+
+# vm_variant_packages GUEST: the packages a variant adds to its suite's image.
+# bookworm-fleet: journal upload (systemd-journal-remote holds
+# systemd-journal-upload) and Prometheus' node exporter (tests/vm/fleet).
+vm_variant_packages() {
+	case "$1" in
+	*-fleet) echo systemd-journal-remote prometheus-node-exporter ;;
+	esac
 }
 
 # vm_kernel_flavour GUEST: the linux-image-*/linux-headers-* flavour (amd64, rt-amd64).
@@ -108,4 +119,36 @@ for cmd in ['{"execute":"qmp_capabilities"}'] + sys.argv[2:]:
         sys.exit("qmp: %s failed: %s" % (cmd, r["error"]))
     print(json.dumps(r))
 PY
+}
+
+# vm_newest DIR PATTERN: the newest file matching PATTERN in DIR (none: "").
+vm_newest() {
+	find "$1" -maxdepth 1 -name "$2" -printf '%T@ %p\n' 2>/dev/null |
+		sort -rn | head -n 1 | cut -d' ' -f2-
+}
+
+# vm_stall PID MS: stops the QEMU process PID for MS milliseconds (SIGSTOP,
+# sleep, SIGCONT): the guest's clocks jump, as under a hypervisor's stall.
+vm_stall() {
+	kill -STOP "$1"
+	sleep "$(awk -v m="$2" 'BEGIN { printf "%.3f", m / 1000 }')"
+	kill -CONT "$1"
+}
+
+# vm_guest_tap LOG: replays the guest's TAP lines of LOG through the
+# caller's ok and not_ok (renumbered into its plan), echoes its comments,
+# and sets vm_guest_plan to the guest's plan count ("" without a plan).
+vm_guest_tap() {
+	local line
+	vm_guest_plan=""
+	[ -f "$1" ] || return 0
+	while IFS= read -r line; do
+		case "$line" in
+		"ok "*) ok "${line#ok * - }" ;;
+		"not ok "*) not_ok "${line#not ok * - }" ;;
+		1..*) vm_guest_plan=${line#1..} ;;
+		"Bail out!"*) not_ok "guest: $line" ;;
+		"#"*) echo "$line" ;;
+		esac
+	done < <(tr -d '\r' <"$1")
 }
