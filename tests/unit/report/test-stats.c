@@ -132,7 +132,8 @@ static uint64_t gen_cluster(void)
 /*
  * stats_merge (issue 14, --by firmware/product): two halves merged equal
  * one statistics of every window, counter by counter and bucket by bucket,
- * also when only the second half reached a row or a linear bucket.
+ * also when only the second half reached a row or a linear bucket, and
+ * for the first linear bucket (index 0) of both halves.
  */
 static void check_merge(void)
 {
@@ -154,6 +155,10 @@ static void check_merge(void)
 		stats_add(&all, &x, 2000000);
 		stats_add(i < 10000 ? &a : &b, &x, 2000000);
 	}
+	/* The second half in the first linear bucket too (not by chance). */
+	x.latency_ns = 500;
+	stats_add(&all, &x, 2000000);
+	stats_add(&b, &x, 2000000);
 	ok(stats_merge(&a, &b) == 0, "stats_merge succeeds", "-");
 	for (size_t r = 0; r < STATS_ROWS; r++)
 		for (size_t i = 0; good && all.rows[r] && i < STATS_SUB; i++)
