@@ -50,6 +50,8 @@ untested (tests/mutation), on the fake detector of test-scan.py:
 - --load-module where debugfs is not mounted mounts it (read-write: the
   scan writes the detector's settings there) and goes on to load the
   module (exit 0); as root, in a mount namespace of its own;
+- an interactive scan where debugfs is not mounted mounts it, loads the
+  module and looks there (as root, in a mount namespace of its own);
 - --load-module in a kernel without debugfs (a /proc/filesystems that
   does not list it, bind-mounted in that namespace) says why nothing can
   be scanned and how to fix it, exit 4, no module tool run.
@@ -604,6 +606,42 @@ def test_load_module_mounts_debugfs(tmp):
        f"(got {r.returncode})", (r.stdout, r.stderr, module_tool_calls(tmp)))
 
 
+def test_scan_mounts_debugfs(tmp):
+    """An interactive scan (no --unit, no --load-module, no --detector-dir)
+    where debugfs is not mounted mounts it itself and looks for the
+    detector there, after loading the module: here the fake module tool
+    creates no debugfs files, so it says the detector's directory does not
+    exist, exit 4, and unloads the module and unmounts debugfs again. As root in a private mount namespace where
+    debugfs is unmounted first (the host's mounts are not touched)."""
+    if os.geteuid() != 0:
+        ok(True, "an interactive scan mounts debugfs # SKIP not root")
+        return
+    probe = subprocess.run(["unshare", "-m", "--propagation", "private", "true"],
+                           capture_output=True)
+    with open("/proc/filesystems") as f:
+        has_debugfs = any(ln.split()[-1:] == ["debugfs"] for ln in f)
+    if probe.returncode != 0 or not has_debugfs or not os.path.isdir("/sys/kernel/debug"):
+        ok(True, "an interactive scan mounts debugfs # SKIP no mount namespace or no debugfs")
+        return
+    env = no_module_tool(tmp, HWLAT_RUN_DIR=os.path.join(tmp, "run-hwlat"))
+    script = ("mountpoint -q /sys/kernel/debug && umount /sys/kernel/debug; "
+              "\"$@\"; rc=$?; "
+              "awk '$2 == \"/sys/kernel/debug\" { print \"mounted: \" $3 }' /proc/self/mounts; "
+              "exit $rc")
+    r = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh",
+                        fake.SCAN] + fake.NO_CONFIG + ["--backend", "module"],
+                       capture_output=True, text=True, env=fake.scan_env(env), timeout=60)
+    ok(r.returncode == 4 and r.stdout == "" and r.stderr ==
+       "hwlat-scan: /sys/kernel/debug/hwlat_detector does not exist although the "
+       "hwlat_detector module is loaded: it could not create its debugfs files (its load "
+       "message in 'dmesg' says why)\n" and
+       module_tool_calls(tmp) == ["--dry-run --quiet hwlat_detector", "--quiet hwlat_detector",
+                                  "--remove hwlat_detector"],
+       f"interactive scan, debugfs not mounted: mounts it, loads the module, finds no detector "
+       f"there, exit 4 (got {r.returncode}), unloads and unmounts again",
+       (r.stdout, r.stderr, module_tool_calls(tmp)))
+
+
 def test_load_module_without_debugfs(tmp):
     """--load-module where /proc/filesystems has no debugfs: the whole
     explanation on stderr, exit 4, nothing mounted or loaded. As root in a
@@ -652,7 +690,7 @@ def main():
                           test_tracer_mode_untouched, test_tracer_restore_fails,
                           test_journald_listens,
                           test_stream_busy, test_module_tool_signals,
-                          test_load_module_mounts_debugfs,
+                          test_load_module_mounts_debugfs, test_scan_mounts_debugfs,
                           test_load_module_without_debugfs))
 
 
