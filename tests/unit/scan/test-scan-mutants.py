@@ -611,8 +611,9 @@ def test_scan_mounts_debugfs(tmp):
     where debugfs is not mounted mounts it itself and looks for the
     detector there, after loading the module: here the fake module tool
     creates no debugfs files, so it says the detector's directory does not
-    exist, exit 4, and unloads the module and unmounts debugfs again. As root in a private mount namespace where
-    debugfs is unmounted first (the host's mounts are not touched)."""
+    exist, exit 4, and unloads the module and unmounts debugfs again. As
+    root in a private mount namespace where debugfs is unmounted first
+    (the host's mounts are not touched)."""
     if os.geteuid() != 0:
         ok(True, "an interactive scan mounts debugfs # SKIP not root")
         return
