@@ -52,6 +52,9 @@ untested (tests/mutation), on the fake detector of test-scan.py:
   module (exit 0); as root, in a mount namespace of its own;
 - an interactive scan where debugfs is not mounted mounts it, loads the
   module and looks there (as root, in a mount namespace of its own);
+- --backend tracer where no tracefs is mounted (a tmpfs over /sys/kernel
+  in a mount namespace) says both places it looked and how to mount it,
+  exit 4;
 - --load-module in a kernel without debugfs (a /proc/filesystems that
   does not list it, bind-mounted in that namespace) says why nothing can
   be scanned and how to fix it, exit 4, no module tool run.
@@ -643,6 +646,32 @@ def test_scan_mounts_debugfs(tmp):
        (r.stdout, r.stderr, module_tool_calls(tmp)))
 
 
+def test_tracer_without_tracefs(tmp):
+    """--backend tracer without --tracefs-dir where neither
+    /sys/kernel/tracing nor /sys/kernel/debug/tracing is a tracefs (an
+    empty tmpfs over /sys/kernel, in a private mount namespace as root):
+    says where it looked and how to mount it, exit 4."""
+    if os.geteuid() != 0:
+        ok(True, "tracer without tracefs # SKIP not root")
+        return
+    probe = subprocess.run(["unshare", "-m", "--propagation", "private", "true"],
+                           capture_output=True)
+    if probe.returncode != 0:
+        ok(True, "tracer without tracefs # SKIP no mount namespace")
+        return
+    env = no_module_tool(tmp, HWLAT_RUN_DIR=os.path.join(tmp, "run-hwlat"))
+    script = "mount -t tmpfs none /sys/kernel || exit 99; exec \"$@\""
+    r = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh",
+                        fake.SCAN] + fake.NO_CONFIG + ["--backend", "tracer"],
+                       capture_output=True, text=True, env=fake.scan_env(env), timeout=60)
+    ok(r.returncode == 4 and r.stdout == "" and r.stderr ==
+       "hwlat-scan: tracefs is not mounted on /sys/kernel/tracing nor "
+       "/sys/kernel/debug/tracing (mount -t tracefs tracefs /sys/kernel/tracing), or the "
+       "kernel has no tracing (CONFIG_FTRACE)\n",
+       f"tracer without tracefs: says where it looked, exit 4 (got {r.returncode})",
+       (r.stdout, r.stderr))
+
+
 def test_load_module_without_debugfs(tmp):
     """--load-module where /proc/filesystems has no debugfs: the whole
     explanation on stderr, exit 4, nothing mounted or loaded. As root in a
@@ -692,6 +721,7 @@ def main():
                           test_journald_listens,
                           test_stream_busy, test_module_tool_signals,
                           test_load_module_mounts_debugfs, test_scan_mounts_debugfs,
+                          test_tracer_without_tracefs,
                           test_load_module_without_debugfs))
 
 
