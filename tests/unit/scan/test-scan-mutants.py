@@ -23,6 +23,9 @@ untested (tests/mutation), on the fake detector of test-scan.py:
   directory: EISDIR) behind a SIGTERM is said, and the scan stays
   "interrupted" (exit 0): only a scan that ran its full duration fails
   for it;
+- with the module's settings too, a stream whose read after enable=0
+  fails (a directory: EISDIR) behind a SIGTERM is said once as an
+  unreadable stream and the scan stays "interrupted" (exit 0);
 - a detector that cannot be enabled (its `enable` is /dev/full from the
   start) is said with the cause, the scan fails (exit 5, status
   "failed") and nothing is sampled;
@@ -434,6 +437,49 @@ def test_tracer_read_error_after_signal(tmp):
        f"exit 0 (got {p.returncode})", (err, sm))
 
 
+def test_module_read_error_after_signal(tmp):
+    """The module path drains the stream after enable=0: a read error there
+    (the stream is a directory: EISDIR) is said at once as an unreadable
+    stream, not read again until the drain's deadline; a scan stopped by a
+    signal stays "interrupted", exit 0."""
+    d = fake.make_fake(tmp, smi=None)
+    stream = os.path.join(d, "stream")
+    os.unlink(stream)
+    os.mkdir(stream)
+    smi = os.path.join(d, "smi")
+    os.mkfifo(smi)  # holds the scan where its signals are blocked already
+    export = os.path.join(tmp, "export.txt")
+    p = subprocess.Popen([fake.SCAN] + fake.NO_CONFIG +
+                         ["--detector-dir", d, "--journal-export", export, "--duration", "60s"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=fake.scan_env(no_module_tool(tmp)))
+    fd, end = -1, time.monotonic() + 20
+    while fd < 0 and time.monotonic() < end and p.poll() is None:
+        try:
+            fd = os.open(smi, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError:  # ENXIO: the scan has not opened it yet
+            time.sleep(0.01)
+    if fd >= 0:
+        # The scan waits in open()/read() of smi, after main() blocked
+        # SIGTERM for its signalfd: the signal is pending when the sample
+        # loop starts, which takes it before the stream.
+        os.kill(p.pid, signal.SIGTERM)
+        os.write(fd, fake.ORIGINAL["smi"].encode())
+        os.close(fd)
+    try:
+        out, err = p.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+    sm, samples = summary_and_samples(export)
+    ok(fd >= 0 and p.returncode == 0 and err ==
+       "hwlat-scan: received Terminated, stopping the scan\n"
+       "hwlat-scan: cannot read the detector's stream: Is a directory\n"
+       and sm.get("HWLAT_STATUS") == "interrupted" and not samples,
+       f"module scan, stream read fails behind a SIGTERM: said, status interrupted, "
+       f"exit 0 (got {p.returncode})", (err, sm))
+
+
 def test_tracer_mode_untouched(tmp):
     """Without --mode the mode in force is kept: hwlat_detector/mode is not
     written, neither when the tracer starts nor when it is restored (a
@@ -717,6 +763,7 @@ def main():
                           test_cannot_enable, test_sequence_back_and_escapes,
                           test_count_fails, test_stream_does_not_end,
                           test_locked_eof_with_signal, test_tracer_read_error_after_signal,
+                          test_module_read_error_after_signal,
                           test_tracer_mode_untouched, test_tracer_restore_fails,
                           test_journald_listens,
                           test_stream_busy, test_module_tool_signals,
