@@ -296,6 +296,8 @@ static void test_hypervisor_name(void)
 		{ "bhyve bhyve ", "bhyve bhyve" },
 		{ "ACRNACRNACRN", "ACRNACRNACRN" },
 		{ "AB\x01\x7f()\0\0\0\0\0\0", "AB?" "?()" },
+		/* 0x20 and 0x7e are the ends of the printable range: kept as they are. */
+		{ "a~ ~\x1f\x20z\0\0\0\0\0", "a~ ~? z" },
 		{ "\0\0\0\0\0\0\0\0\0\0\0\0", "unknown" },
 		{ "            ", "unknown" },
 	};
@@ -403,6 +405,12 @@ static void test_platform_read(void)
 	ok(strcmp(p.clocksource, "kvm-clock") == 0 && strcmp(p.tsc_stable, "no") == 0,
 	   "TSC marked unstable (not available): clocksource '%s', TSC stable %s",
 	   p.clocksource, p.tsc_stable);
+
+	/* Readable but empty (a blank line): no name, so "unknown" rather than "". */
+	put(root, "sys/devices/system/clocksource/clocksource0/current_clocksource", "\n");
+	platform_read(root, &p);
+	ok(strcmp(p.clocksource, "unknown") == 0, "empty current_clocksource: clocksource '%s'",
+	   p.clocksource);
 
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 	if (system(cmd) != 0)

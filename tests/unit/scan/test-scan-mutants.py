@@ -23,6 +23,9 @@ untested (tests/mutation), on the fake detector of test-scan.py:
   directory: EISDIR) behind a SIGTERM is said, and the scan stays
   "interrupted" (exit 0): only a scan that ran its full duration fails
   for it;
+- with the module's settings too, a stream whose read after enable=0
+  fails (a directory: EISDIR) behind a SIGTERM is said once as an
+  unreadable stream and the scan stays "interrupted" (exit 0);
 - a detector that cannot be enabled (its `enable` is /dev/full from the
   start) is said with the cause, the scan fails (exit 5, status
   "failed") and nothing is sampled;
@@ -50,6 +53,11 @@ untested (tests/mutation), on the fake detector of test-scan.py:
 - --load-module where debugfs is not mounted mounts it (read-write: the
   scan writes the detector's settings there) and goes on to load the
   module (exit 0); as root, in a mount namespace of its own;
+- an interactive scan where debugfs is not mounted mounts it, loads the
+  module and looks there (as root, in a mount namespace of its own);
+- --backend tracer where no tracefs is mounted (a tmpfs over /sys/kernel
+  in a mount namespace) says both places it looked and how to mount it,
+  exit 4;
 - --load-module in a kernel without debugfs (a /proc/filesystems that
   does not list it, bind-mounted in that namespace) says why nothing can
   be scanned and how to fix it, exit 4, no module tool run.
@@ -429,6 +437,49 @@ def test_tracer_read_error_after_signal(tmp):
        f"exit 0 (got {p.returncode})", (err, sm))
 
 
+def test_module_read_error_after_signal(tmp):
+    """The module path drains the stream after enable=0: a read error there
+    (the stream is a directory: EISDIR) is said at once as an unreadable
+    stream, not read again until the drain's deadline; a scan stopped by a
+    signal stays "interrupted", exit 0."""
+    d = fake.make_fake(tmp, smi=None)
+    stream = os.path.join(d, "stream")
+    os.unlink(stream)
+    os.mkdir(stream)
+    smi = os.path.join(d, "smi")
+    os.mkfifo(smi)  # holds the scan where its signals are blocked already
+    export = os.path.join(tmp, "export.txt")
+    p = subprocess.Popen([fake.SCAN] + fake.NO_CONFIG +
+                         ["--detector-dir", d, "--journal-export", export, "--duration", "60s"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=fake.scan_env(no_module_tool(tmp)))
+    fd, end = -1, time.monotonic() + 20
+    while fd < 0 and time.monotonic() < end and p.poll() is None:
+        try:
+            fd = os.open(smi, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError:  # ENXIO: the scan has not opened it yet
+            time.sleep(0.01)
+    if fd >= 0:
+        # The scan waits in open()/read() of smi, after main() blocked
+        # SIGTERM for its signalfd: the signal is pending when the sample
+        # loop starts, which takes it before the stream.
+        os.kill(p.pid, signal.SIGTERM)
+        os.write(fd, fake.ORIGINAL["smi"].encode())
+        os.close(fd)
+    try:
+        out, err = p.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+    sm, samples = summary_and_samples(export)
+    ok(fd >= 0 and p.returncode == 0 and err ==
+       "hwlat-scan: received Terminated, stopping the scan\n"
+       "hwlat-scan: cannot read the detector's stream: Is a directory\n"
+       and sm.get("HWLAT_STATUS") == "interrupted" and not samples,
+       f"module scan, stream read fails behind a SIGTERM: said, status interrupted, "
+       f"exit 0 (got {p.returncode})", (err, sm))
+
+
 def test_tracer_mode_untouched(tmp):
     """Without --mode the mode in force is kept: hwlat_detector/mode is not
     written, neither when the tracer starts nor when it is restored (a
@@ -604,6 +655,69 @@ def test_load_module_mounts_debugfs(tmp):
        f"(got {r.returncode})", (r.stdout, r.stderr, module_tool_calls(tmp)))
 
 
+def test_scan_mounts_debugfs(tmp):
+    """An interactive scan (no --unit, no --load-module, no --detector-dir)
+    where debugfs is not mounted mounts it itself and looks for the
+    detector there, after loading the module: here the fake module tool
+    creates no debugfs files, so it says the detector's directory does not
+    exist, exit 4, and unloads the module and unmounts debugfs again. As
+    root in a private mount namespace where debugfs is unmounted first
+    (the host's mounts are not touched)."""
+    if os.geteuid() != 0:
+        ok(True, "an interactive scan mounts debugfs # SKIP not root")
+        return
+    probe = subprocess.run(["unshare", "-m", "--propagation", "private", "true"],
+                           capture_output=True)
+    with open("/proc/filesystems") as f:
+        has_debugfs = any(ln.split()[-1:] == ["debugfs"] for ln in f)
+    if probe.returncode != 0 or not has_debugfs or not os.path.isdir("/sys/kernel/debug"):
+        ok(True, "an interactive scan mounts debugfs # SKIP no mount namespace or no debugfs")
+        return
+    env = no_module_tool(tmp, HWLAT_RUN_DIR=os.path.join(tmp, "run-hwlat"))
+    script = ("mountpoint -q /sys/kernel/debug && umount /sys/kernel/debug; "
+              "\"$@\"; rc=$?; "
+              "awk '$2 == \"/sys/kernel/debug\" { print \"mounted: \" $3 }' /proc/self/mounts; "
+              "exit $rc")
+    r = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh",
+                        fake.SCAN] + fake.NO_CONFIG + ["--backend", "module"],
+                       capture_output=True, text=True, env=fake.scan_env(env), timeout=60)
+    ok(r.returncode == 4 and r.stdout == "" and r.stderr ==
+       "hwlat-scan: /sys/kernel/debug/hwlat_detector does not exist although the "
+       "hwlat_detector module is loaded: it could not create its debugfs files (its load "
+       "message in 'dmesg' says why)\n" and
+       module_tool_calls(tmp) == ["--dry-run --quiet hwlat_detector", "--quiet hwlat_detector",
+                                  "--remove hwlat_detector"],
+       f"interactive scan, debugfs not mounted: mounts it, loads the module, finds no detector "
+       f"there, exit 4 (got {r.returncode}), unloads and unmounts again",
+       (r.stdout, r.stderr, module_tool_calls(tmp)))
+
+
+def test_tracer_without_tracefs(tmp):
+    """--backend tracer without --tracefs-dir where neither
+    /sys/kernel/tracing nor /sys/kernel/debug/tracing is a tracefs (an
+    empty tmpfs over /sys/kernel, in a private mount namespace as root):
+    says where it looked and how to mount it, exit 4."""
+    if os.geteuid() != 0:
+        ok(True, "tracer without tracefs # SKIP not root")
+        return
+    probe = subprocess.run(["unshare", "-m", "--propagation", "private", "true"],
+                           capture_output=True)
+    if probe.returncode != 0:
+        ok(True, "tracer without tracefs # SKIP no mount namespace")
+        return
+    env = no_module_tool(tmp, HWLAT_RUN_DIR=os.path.join(tmp, "run-hwlat"))
+    script = "mount -t tmpfs none /sys/kernel || exit 99; exec \"$@\""
+    r = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh",
+                        fake.SCAN] + fake.NO_CONFIG + ["--backend", "tracer"],
+                       capture_output=True, text=True, env=fake.scan_env(env), timeout=60)
+    ok(r.returncode == 4 and r.stdout == "" and r.stderr ==
+       "hwlat-scan: tracefs is not mounted on /sys/kernel/tracing nor "
+       "/sys/kernel/debug/tracing (mount -t tracefs tracefs /sys/kernel/tracing), or the "
+       "kernel has no tracing (CONFIG_FTRACE)\n",
+       f"tracer without tracefs: says where it looked, exit 4 (got {r.returncode})",
+       (r.stdout, r.stderr))
+
+
 def test_load_module_without_debugfs(tmp):
     """--load-module where /proc/filesystems has no debugfs: the whole
     explanation on stderr, exit 4, nothing mounted or loaded. As root in a
@@ -649,10 +763,12 @@ def main():
                           test_cannot_enable, test_sequence_back_and_escapes,
                           test_count_fails, test_stream_does_not_end,
                           test_locked_eof_with_signal, test_tracer_read_error_after_signal,
+                          test_module_read_error_after_signal,
                           test_tracer_mode_untouched, test_tracer_restore_fails,
                           test_journald_listens,
                           test_stream_busy, test_module_tool_signals,
-                          test_load_module_mounts_debugfs,
+                          test_load_module_mounts_debugfs, test_scan_mounts_debugfs,
+                          test_tracer_without_tracefs,
                           test_load_module_without_debugfs))
 
 

@@ -346,6 +346,19 @@ def test_failures(tmp):
        f"tracing_thresh missing: exit 4 (got {r.returncode}), the read error alone, "
        "nothing changed", r.stderr)
 
+    # A mode file whose text names no mode (no brackets, more than one
+    # word): refused, the file and its text named, nothing changed.
+    sub = os.path.join(tmp, "badmode")
+    os.mkdir(sub)
+    d = make_tracefs(sub, hwlat_detector__mode="none round-robin\n")
+    before = snapshot(d)
+    export = os.path.join(sub, "export.txt")
+    r = scan(d, ["--backend", "tracer", "--threshold", "3us"], export)
+    ok(r.returncode == 4 and f"hwlat-scan: {d}/hwlat_detector/mode: cannot tell the mode from "
+       "'none round-robin'\n" in r.stderr and snapshot(d) == before,
+       f"a mode file naming no mode: exit 4 (got {r.returncode}), says which file and "
+       "what it read, nothing changed", r.stderr)
+
     # A window the kernel refuses (a read-only sysfs number stands in for
     # it): the scan does not start on the other settings, and says why.
     sub = os.path.join(tmp, "badwindow")

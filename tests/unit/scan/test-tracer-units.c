@@ -91,6 +91,7 @@ static void test_parse(void)
 		"x [000] d. 1.0: #1 inner/outer(us): 1-2 ts:1.000000000 count:1",
 		"x [000] d. 1.0: #1 inner/outer(us): 1/2 ts:1.000000000 count:1 nmi-total:5",
 		"x [000] d. 1.0: #1 inner/outer(us): 1/2 ts:1.000000000 count:1 junk",
+		"x [000] d. 1.0: #1 inner/outer(us): 1/2 ts:1 .000000000 count:1",
 		"x [abc] d. 1.0: #1 inner/outer(us): 1/2 ts:1.000000000 count:1",
 		"x d. 1.0: #1 inner/outer(us): 1/2 ts:1.000000000 count:1",
 		"x [000] d. 1.0: 1 inner/outer(us): 1/2 ts:1.000000000 count:1",
