@@ -12,8 +12,7 @@
 
 #include "parse.h"
 
-/* Parses a run of decimal digits at *p, advancing *p past them. */
-static int parse_digits(const char **p, uint64_t *ret)
+int parse_digits(const char **p, uint64_t *ret)
 {
 	const char *s = *p;
 	uint64_t v = 0;

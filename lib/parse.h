@@ -18,6 +18,12 @@
 int parse_u64(const char *s, uint64_t *ret);
 
 /*
+ * The run of decimal digits at *p (at least one, at most UINT64_MAX), then
+ * *p past them; -EINVAL without a digit, -ERANGE on overflow (*p unmoved).
+ */
+int parse_digits(const char **p, uint64_t *ret);
+
+/*
  * A time span with an optional unit: ns, us, ms, s, m (minutes), h, d.
  * A bare number is taken in default_unit_ns (NSEC_PER_USEC for the
  * detector's microsecond settings, NSEC_PER_SEC for a scan duration).

@@ -7,28 +7,9 @@
 
 #include "coverage.h"
 #include "hwlat-journal.h"
+#include "parse.h"
 
 #define MALFORMED HWLAT_F_SAMPLED_CPU_NS " (not CPU:NS pairs in ascending CPUs below 1024)"
-
-/* Decimal digits at *p (at most UINT64_MAX), advancing *p. */
-static int digits(const char **p, uint64_t *ret)
-{
-	const char *s = *p;
-	uint64_t v = 0;
-
-	if (*s < '0' || *s > '9')
-		return -EINVAL;
-	for (; *s >= '0' && *s <= '9'; s++) {
-		unsigned d = (unsigned)(*s - '0');
-
-		if (v > (UINT64_MAX - d) / 10)
-			return -ERANGE;
-		v = v * 10 + d;
-	}
-	*p = s;
-	*ret = v;
-	return 0;
-}
 
 const char *sampled_cpu_parse(const char *text, uint64_t total, struct cpu_ns *out,
 			      size_t *ret_n)
@@ -43,10 +24,10 @@ const char *sampled_cpu_parse(const char *text, uint64_t total, struct cpu_ns *o
 	for (;;) {
 		uint64_t cpu, ns;
 
-		if (digits(&p, &cpu) < 0 || *p != ':')
+		if (parse_digits(&p, &cpu) < 0 || *p != ':')
 			return MALFORMED;
 		p++;
-		if (digits(&p, &ns) < 0)
+		if (parse_digits(&p, &ns) < 0)
 			return MALFORMED;
 		if (cpu >= HWLAT_MAX_CPUS || cpu < next)
 			return MALFORMED;

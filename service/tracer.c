@@ -305,26 +305,6 @@ int cpulist_from_cpumask(const char *mask, char *buf, size_t size)
 	return 0;
 }
 
-/* Decimal digits at *p into *ret, then past them; -EINVAL/-ERANGE. */
-static int take_u64(const char **p, uint64_t *ret)
-{
-	uint64_t v = 0;
-	const char *s = *p;
-
-	if (*s < '0' || *s > '9')
-		return -EINVAL;
-	for (; *s >= '0' && *s <= '9'; s++) {
-		unsigned d = (unsigned)(*s - '0');
-
-		if (v > (UINT64_MAX - d) / 10)
-			return -ERANGE;
-		v = v * 10 + d;
-	}
-	*p = s;
-	*ret = v;
-	return 0;
-}
-
 /* The literal word at *p (after spaces when spaces), then past it. */
 static bool take_word(const char **p, const char *word, bool spaces)
 {
@@ -353,8 +333,8 @@ static int parse_lost(const char *line, uint64_t *ret_lost)
 	const char *p = line;
 	uint64_t cpu, lost;
 
-	if (!take_word(&p, "CPU:", false) || take_u64(&p, &cpu) < 0 ||
-	    !take_word(&p, " [LOST ", false) || take_u64(&p, &lost) < 0 ||
+	if (!take_word(&p, "CPU:", false) || parse_digits(&p, &cpu) < 0 ||
+	    !take_word(&p, " [LOST ", false) || parse_digits(&p, &lost) < 0 ||
 	    !take_word(&p, " EVENTS]", false))
 		return TRACER_LINE_OTHER;
 	while (*p == ' ')
@@ -390,7 +370,7 @@ int tracer_parse_line(const char *line, hwlat_sample *ret, uint64_t *ret_lost)
 			break;
 		}
 	p = hash + 1;
-	if (take_u64(&p, &seq) < 0)
+	if (parse_digits(&p, &seq) < 0)
 		return -EINVAL;
 	while (*p == ' ')
 		p++;
@@ -399,18 +379,18 @@ int tracer_parse_line(const char *line, hwlat_sample *ret, uint64_t *ret_lost)
 	if (!lb)
 		return -EINVAL;
 	p = lb;
-	r = take_u64(&p, &cpu);
+	r = parse_digits(&p, &cpu);
 	if (r < 0 || *p != ']' || cpu >= HWLAT_MAX_CPUS)
 		return r < 0 ? r : -EINVAL;
 
 	p = m + sizeof(marker) - 1;
 	while (*p == ' ')
 		p++;
-	if ((r = take_u64(&p, &inner)) < 0)
+	if ((r = parse_digits(&p, &inner)) < 0)
 		return r;
-	if (!take_word(&p, "/", false) || (r = take_u64(&p, &outer)) < 0)
+	if (!take_word(&p, "/", false) || (r = parse_digits(&p, &outer)) < 0)
 		return r < 0 ? r : -EINVAL;
-	if (!take_word(&p, "ts:", true) || (r = take_u64(&p, &sec)) < 0)
+	if (!take_word(&p, "ts:", true) || (r = parse_digits(&p, &sec)) < 0)
 		return r < 0 ? r : -EINVAL;
 	{
 		const char *n0;
@@ -418,12 +398,12 @@ int tracer_parse_line(const char *line, hwlat_sample *ret, uint64_t *ret_lost)
 		if (!take_word(&p, ".", false))
 			return -EINVAL;
 		n0 = p;
-		if ((r = take_u64(&p, &nsec)) < 0)
+		if ((r = parse_digits(&p, &nsec)) < 0)
 			return r;
 		if (p - n0 != 9)
 			return -EINVAL;
 	}
-	if (!take_word(&p, " count:", false) || (r = take_u64(&p, &count)) < 0)
+	if (!take_word(&p, " count:", false) || (r = parse_digits(&p, &count)) < 0)
 		return r < 0 ? r : -EINVAL;
 	if (sec > (UINT64_MAX - nsec) / 1000000000)
 		return -ERANGE;
@@ -435,15 +415,15 @@ int tracer_parse_line(const char *line, hwlat_sample *ret, uint64_t *ret_lost)
 	if ((r = us_to_ns(inner, &s.inner_ns)) < 0 || (r = us_to_ns(outer, &s.outer_ns)) < 0)
 		return r;
 	if (take_word(&p, " nmi-total:", false)) {
-		if ((r = take_u64(&p, &v)) < 0 || (r = us_to_ns(v, &s.nmi_ns)) < 0)
+		if ((r = parse_digits(&p, &v)) < 0 || (r = us_to_ns(v, &s.nmi_ns)) < 0)
 			return r;
 		if (!take_word(&p, " nmi-count:", false))
 			return -EINVAL;
-		if ((r = take_u64(&p, &s.nmi_count)) < 0)
+		if ((r = parse_digits(&p, &s.nmi_count)) < 0)
 			return r;
 	} else if (take_word(&p, " nmi-count:", false)) {
 		/* A kernel with a generic sched_clock gives no NMI time. */
-		if ((r = take_u64(&p, &s.nmi_count)) < 0)
+		if ((r = parse_digits(&p, &s.nmi_count)) < 0)
 			return r;
 		s.nmi_ns_unavailable = true;
 	}
