@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* The dominant period of events; see period.h. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,10 +64,95 @@ static uint64_t explains(const uint64_t *t, size_t events, uint64_t p,
 	return n;
 }
 
+/*
+ * The candidates that explain an interval d with multiple k form one range:
+ * |d - k * P| <= P / 20 holds, for whole numbers, exactly when it holds
+ * for reals, so P runs from ceil(20d / (20k + 1)) to floor(20d / (20k - 1)).
+ * Within it k is also the nearer multiple that multiple() picks, and the
+ * ranges of one d for k and k + 1 never meet (20k + 1 < 20k + 19), so no
+ * interval counts twice for a candidate.
+ */
+static uint64_t range_low(uint64_t d, uint64_t k)
+{
+	unsigned __int128 num = (unsigned __int128)20 * d, den = 20 * k + 1;
+	uint64_t p = (uint64_t)((num + den - 1) / den);
+
+	return p ? p : 1; /* a period of 0 explains nothing */
+}
+
+static uint64_t range_high(uint64_t d, uint64_t k)
+{
+	return (uint64_t)((unsigned __int128)20 * d / (20 * k - 1));
+}
+
+/*
+ * For every distinct candidate p[c] (ascending), how many of the intervals
+ * d[] (ascending) it explains, into explained[c]. Both ends of each range
+ * grow with d, so for each k two cursors walk the candidates once and each
+ * range adds one to a difference array: n log n for the sorts, not the n^2
+ * of trying every candidate on every interval.
+ */
+static void count_explained(const uint64_t *d, size_t n, const uint64_t *p, size_t m,
+			    int64_t *explained)
+{
+	memset(explained, 0, (m + 1) * sizeof(*explained));
+	for (uint64_t k = 1; k <= PERIOD_MAX_MULTIPLE; k++) {
+		size_t lo = 0, hi = 0;
+
+		for (size_t i = 0; i < n; i++) {
+			uint64_t low = range_low(d[i], k), high = range_high(d[i], k);
+
+			while (lo < m && p[lo] < low)
+				lo++;
+			while (hi < m && p[hi] <= high)
+				hi++;
+			if (lo < hi) {
+				explained[lo]++;
+				explained[hi]--;
+			}
+		}
+	}
+	for (size_t c = 1; c < m; c++)
+		explained[c] += explained[c - 1];
+}
+
+/* The candidate explaining the most intervals, the longer on a tie; or 0. */
+static int best_candidate(const uint64_t *t, size_t events, uint64_t *ret_p)
+{
+	size_t n = events - 1, m = 0;
+	uint64_t *d = malloc(n * sizeof(*d)), *p = malloc(n * sizeof(*p));
+	int64_t *explained = malloc((n + 1) * sizeof(*explained)), best = 0;
+	int r = -ENOMEM;
+
+	if (!d || !p || !explained)
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		d[i] = t[i + 1] - t[i];
+	qsort(d, n, sizeof(*d), cmp_u64);
+	for (size_t i = 0; i < n; i++)
+		if (m == 0 || d[i] != p[m - 1])
+			p[m++] = d[i];
+	count_explained(d, n, p, m, explained);
+	*ret_p = 0;
+	for (size_t c = 0; c < m; c++)
+		if (explained[c] >= best && explained[c] > 0) {
+			best = explained[c];
+			*ret_p = p[c];
+		}
+	r = 0;
+out:
+	free(d);
+	free(p);
+	free(explained);
+	return r;
+}
+
 int period_find(uint64_t *t, size_t n, uint64_t merge_ns, struct period_result *ret)
 {
 	size_t events = merge_events(t, n, merge_ns);
-	uint64_t best = 0, best_p = 0;
+	uint64_t best_p, sum_k;
+	unsigned __int128 sum_d;
+	int r;
 
 	memset(ret, 0, sizeof(*ret));
 	ret->events = events;
@@ -75,26 +161,11 @@ int period_find(uint64_t *t, size_t n, uint64_t merge_ns, struct period_result *
 	ret->needed = (2 * ret->intervals + 2) / 3;
 	if (events < PERIOD_MIN_EVENTS)
 		return 0;
-	for (size_t i = 1; i < events; i++) {
-		uint64_t p = t[i] - t[i - 1], sum_k, got;
-		unsigned __int128 sum_d;
-
-		got = explains(t, events, p, &sum_d, &sum_k);
-		if (got > best || (got == best && p > best_p)) {
-			best = got;
-			best_p = p;
-		}
-	}
-	if (best < ret->needed) {
-		ret->explained = best;
-		return 0;
-	}
-	{
-		unsigned __int128 sum_d;
-		uint64_t sum_k;
-
-		ret->explained = explains(t, events, best_p, &sum_d, &sum_k);
+	r = best_candidate(t, events, &best_p);
+	if (r < 0)
+		return r;
+	ret->explained = explains(t, events, best_p, &sum_d, &sum_k);
+	if (ret->explained >= ret->needed)
 		ret->period_ns = (uint64_t)((sum_d + sum_k / 2) / sum_k);
-	}
 	return 0;
 }

@@ -42,6 +42,107 @@ static bool is(struct period_result r, uint64_t events, uint64_t explained, uint
 	return false;
 }
 
+/*
+ * The definition of period.h, written out the slow way: every interval a
+ * candidate; d explained by P when 20 |d - k P| <= P for a k in 1..8; the
+ * most explained wins, the longer on a tie. For comparing period_find
+ * with on random sequences.
+ */
+static uint64_t by_definition(const uint64_t *ev, size_t events, uint64_t *ret_period)
+{
+	uint64_t best = 0, best_p = 0, sum_k = 0;
+	unsigned __int128 sum_d = 0;
+
+	for (size_t c = 1; c < events; c++) {
+		uint64_t p = ev[c] - ev[c - 1], got = 0;
+
+		for (size_t i = 1; i < events; i++)
+			for (uint64_t k = 1; k <= 8; k++) {
+				uint64_t d = ev[i] - ev[i - 1], kp = k * p;
+
+				if (p > 0 && 20 * (d > kp ? d - kp : kp - d) <= p) {
+					got++;
+					break;
+				}
+			}
+		if (got > best || (got == best && p > best_p)) {
+			best = got;
+			best_p = p;
+		}
+	}
+	for (size_t i = 1; i < events; i++)
+		for (uint64_t k = 1; k <= 8 && best_p > 0; k++) {
+			uint64_t d = ev[i] - ev[i - 1], kp = k * best_p;
+
+			if (20 * (d > kp ? d - kp : kp - d) <= best_p) {
+				sum_d += d;
+				sum_k += k;
+				break;
+			}
+		}
+	*ret_period = sum_k ? (uint64_t)((sum_d + sum_k / 2) / sum_k) : 0;
+	return best;
+}
+
+static uint64_t seed = 88172645463325252ULL;
+
+static uint64_t next_random(void)
+{
+	seed ^= seed << 13;
+	seed ^= seed >> 7;
+	seed ^= seed << 17;
+	return seed;
+}
+
+/*
+ * Random sequences, most of them near a period with missed events and
+ * intervals at or just past the 5 % edges, and small intervals where
+ * P / 20 rounds: period_find must agree with the definition on all.
+ */
+static bool agrees_with_definition(int rounds)
+{
+	for (int round = 0; round < rounds; round++) {
+		uint64_t t[40], ev[40], period, want_p;
+		uint64_t base = 1 + next_random() % (round % 2 ? 40 : 200000);
+		size_t n = 4 + next_random() % 36;
+		struct period_result r;
+		uint64_t want;
+
+		t[0] = T0;
+		for (size_t i = 1; i < n; i++) {
+			uint64_t k = 1 + next_random() % 9, d = k * base;
+			uint64_t edge = base * k / 20;
+
+			switch (next_random() % 5) {
+			case 0:
+				d += edge;
+				break;
+			case 1:
+				d = d > edge + 1 ? d - edge - 1 : d;
+				break;
+			case 2:
+				d += next_random() % (base + 1);
+				break;
+			default:
+				break;
+			}
+			t[i] = t[i - 1] + d;
+		}
+		for (size_t i = 0; i < n; i++)
+			ev[i] = t[i];
+		want = by_definition(ev, n, &want_p);
+		period_find(t, n, 0, &r);
+		period = want >= (2 * (n - 1) + 2) / 3 ? want_p : 0;
+		if (r.events != n || r.explained != want || r.period_ns != period) {
+			printf("# round %d: %zu events, base %" PRIu64 ": got %" PRIu64
+			       " explained, period %" PRIu64 "; definition %" PRIu64 ", %" PRIu64 "\n",
+			       round, n, base, r.explained, r.period_ns, want, period);
+			return false;
+		}
+	}
+	return true;
+}
+
 int main(void)
 {
 	/* Every 180 s, 6 events: 5 intervals of 180 s, needed ceil(10/3) = 4. */
@@ -123,6 +224,21 @@ int main(void)
 		period_find(edge, 3, S, &r);
 		ok(r.events == 2 && edge[0] == T0 && edge[1] == T0 + S,
 		   "sorted; a window 1 ns short of one window later merges, one window later does not");
+	}
+	ok(agrees_with_definition(20000),
+	   "20000 random sequences: the same explained count and period as the definition");
+	{
+		/* A million windows, one every 2 s, every third missed (the
+		 * report keeps up to a million window times). */
+		static uint64_t big[1000000];
+		size_t n = 0;
+
+		for (uint64_t i = 0; n < 1000000; i++)
+			if (i % 3 != 2)
+				big[n++] = T0 + i * 2 * S;
+		period_find(big, n, S, &r);
+		ok(is(r, 1000000, 999999, 666666, 2 * S),
+		   "a million windows, every 2 s but each third missed: 2 s, all explained");
 	}
 	return tap_finish();
 }
