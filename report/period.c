@@ -102,7 +102,8 @@ static void count_explained(const uint64_t *d, size_t n, const uint64_t *p, size
 		for (size_t i = 0; i < n; i++) {
 			uint64_t low = range_low(d[i], k), high = range_high(d[i], k);
 
-			while (lo < m && p[lo] < low)
+			/* Ends at d itself at the latest: low <= d. */
+			while (p[lo] < low)
 				lo++;
 			while (hi < m && p[hi] <= high)
 				hi++;
