@@ -114,7 +114,9 @@ static void unknown(struct stats *st)
 		.sampled_known = true,
 	};
 	struct gate_facts g = {
+		/* A figure beside sampled_known false is not used. */
 		.stats = st, .smi = 1, .smi_known = true, .sampled_known = false,
+		.sampled_ns = 3600 * NSEC_PER_SEC,
 		.sampled_why = "time sampled of scan x: none (tracer or old module)",
 	};
 
