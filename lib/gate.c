@@ -346,10 +346,10 @@ void gate_eval(const struct gate *g, const struct gate_facts *f, struct gate_res
 		ret->value = f->smi;
 		break;
 	case GATE_SMI_RATE:
-		ret->known = f->smi_known && f->duration_known && f->duration_ns > 0;
+		ret->known = f->smi_known && f->sampled_known && f->sampled_ns > 0;
 		if (ret->known)
 			ret->rate = (double)((long double)f->smi * NSEC_PER_HOUR /
-					     f->duration_ns);
+					     f->sampled_ns);
 		break;
 	case GATE_NMI:
 		ret->value = st->nmi_total;
@@ -403,9 +403,9 @@ static const char *unknown_why(const struct gate *g, const struct gate_facts *f)
 {
 	if (!f->smi_known)
 		return f->smi_why && f->smi_why[0] ? f->smi_why : "SMI counts are unavailable";
-	if (g->fact == GATE_SMI_RATE && !f->duration_known && f->duration_why)
-		return f->duration_why;
-	return "no scan duration to divide by";
+	if (g->fact == GATE_SMI_RATE && !f->sampled_known && f->sampled_why)
+		return f->sampled_why;
+	return "no time sampled to divide by";
 }
 
 char *gate_describe(const struct gate *g, const struct gate_facts *f,
@@ -426,8 +426,8 @@ char *gate_describe(const struct gate *g, const struct gate_facts *f,
 	if (g->fact == GATE_SMI_RATE) {
 		char d[48];
 
-		snprintf(extra, sizeof(extra), " (%" PRIu64 " SMIs in %s of scan duration)",
-			 f->smi, format_latency_exact(f->duration_ns, d, sizeof(d)));
+		snprintf(extra, sizeof(extra), " (%" PRIu64 " SMIs in %s of time sampled)",
+			 f->smi, format_latency_exact(f->sampled_ns, d, sizeof(d)));
 	}
 	if (r->failed)
 		snprintf(buf, size, "FAIL: %s = %s %s %s%s", g->name, value,

@@ -6,7 +6,8 @@
  *
  * A condition is FACT OP VALUE with optional blanks between the parts:
  *   FACT   max, pN (any percentile from 0 to 100: p50, p99, p99.99),
- *          smi (SMIs taken), smi-rate (SMIs per hour of scan duration),
+ *          smi (SMIs taken), smi-rate (SMIs per hour sampled: counted over
+ *          the time they were counted in, the widths; docs/interfaces.md 4),
  *          nmi (NMIs taken), unexplained (reported windows with neither an
  *          SMI nor an NMI), dropped (windows lost), samples (windows
  *          reported)
@@ -18,8 +19,8 @@
  * Latencies are those of the reported windows (samples): with none, max
  * and percentiles are judged as 0 and shown as "none".
  * A condition that holds fails the gate; so does one whose fact cannot be
- * known (an unavailable SMI count, a scan of unknown duration): a gate
- * never passes on what was not measured.
+ * known (an unavailable SMI count, an unknown or zero time sampled): a
+ * gate never passes on what was not measured.
  */
 #pragma once
 
@@ -74,9 +75,9 @@ struct gate_facts {
 	bool smi_known;
 	const char *smi_why;       /* why SMIs are not known (NULL: generic) */
 	uint64_t dropped;
-	uint64_t duration_ns;      /* for smi-rate */
-	bool duration_known;
-	const char *duration_why;  /* why it is not known */
+	uint64_t sampled_ns;       /* for smi-rate: the time smi was counted in */
+	bool sampled_known;
+	const char *sampled_why;   /* why it is not known */
 };
 
 struct gate_result {

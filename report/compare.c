@@ -25,11 +25,14 @@ struct side {
 	const char *terms;       /* as given */
 	struct report_data d;
 	size_t n_scans;
-	struct gate_facts f;     /* scanned time and SMIs, as --fail-if sees them */
+	struct gate_facts f;     /* SMIs, as --fail-if sees them */
 	char why[160], smi_why[320];
+	bool scanned_known;      /* scanned_duration() */
+	uint64_t scanned_ns;
+	char scanned_why[160];
 	struct coverage cov;     /* time sampled */
 	/* The time of the rates and the rate test: sampled when both sides
-	 * know theirs, else scanned (f.duration_*). */
+	 * know theirs, else scanned. */
 	bool time_known;
 	uint64_t time_ns;
 	const char *time_why;
@@ -186,6 +189,8 @@ static int finish_side(struct side *x)
 	}
 	x->n_scans = (size_t)n;
 	gates_facts(&x->d, &x->f, x->why, sizeof(x->why), x->smi_why, sizeof(x->smi_why));
+	x->scanned_known = scanned_duration(&x->d, &x->scanned_ns, x->scanned_why,
+					    sizeof(x->scanned_why));
 	coverage_compute(&x->d, NULL, -1, &x->cov);
 	return 0;
 }
@@ -196,9 +201,9 @@ static bool choose_time_basis(struct side x[2])
 	bool sampled = x[0].cov.known && x[0].cov.ns > 0 && x[1].cov.known && x[1].cov.ns > 0;
 
 	for (size_t i = 0; i < 2; i++) {
-		x[i].time_known = sampled || x[i].f.duration_known;
-		x[i].time_ns = sampled ? x[i].cov.ns : x[i].f.duration_ns;
-		x[i].time_why = x[i].f.duration_why;
+		x[i].time_known = sampled || x[i].scanned_known;
+		x[i].time_ns = sampled ? x[i].cov.ns : x[i].scanned_ns;
+		x[i].time_why = x[i].scanned_known ? NULL : x[i].scanned_why;
 	}
 	return sampled;
 }
@@ -242,8 +247,8 @@ static void row_scanned(const struct side x[2])
 	for (size_t i = 0; i < 2; i++) {
 		const char *key = i ? "b_ns" : "a_ns", *fmt = i ? COL "\n" : COL;
 
-		if (x[i].f.duration_known)
-			print_duration(key, fmt, x[i].f.duration_ns);
+		if (x[i].scanned_known)
+			print_duration(key, fmt, x[i].scanned_ns);
 		else
 			print_null(key, fmt);
 	}

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "coverage.h"
 #include "gates.h"
 #include "output.h"
 #include "print.h"
@@ -47,9 +48,36 @@ static uint64_t overlap_ns(const struct options *o, uint64_t start, uint64_t end
 	return end > start ? end - start : 0;
 }
 
+bool scanned_duration(const struct report_data *d, uint64_t *ret, char *why, size_t why_size)
+{
+	bool known = true;
+
+	*ret = 0;
+	for (size_t i = 0; i < d->n_scans; i++) {
+		const struct scan *s = &d->scans[i];
+
+		if (!s->chosen)
+			continue;
+		if (!s->has_summary) {
+			known = false;
+			snprintf(why, why_size, "scan %s has no summary: its duration is not known",
+				 s->id);
+			continue;
+		}
+		*ret += overlap_ns(d->o, s->start_ns, s->start_ns + s->duration_ns);
+	}
+	if (known && *ret == 0) {
+		known = false;
+		snprintf(why, why_size, "the chosen scans cover no scan time");
+	}
+	return known;
+}
+
 void gates_facts(const struct report_data *d, struct gate_facts *f, char *why,
 		 size_t why_size, char *smi_why, size_t smi_why_size)
 {
+	struct coverage c;
+
 	memset(f, 0, sizeof(*f));
 	f->stats = &d->all;
 	f->smi = d->all.smi_total;
@@ -60,7 +88,6 @@ void gates_facts(const struct report_data *d, struct gate_facts *f, char *why,
 			 d->all.smi_unknown_windows, d->all.smi_unknown_windows == 1 ? "" : "s");
 		f->smi_why = smi_why;
 	}
-	f->duration_known = true;
 	for (size_t i = 0; i < d->n_scans; i++) {
 		const struct scan *s = &d->scans[i];
 
@@ -72,19 +99,20 @@ void gates_facts(const struct report_data *d, struct gate_facts *f, char *why,
 			f->smi_why = smi_why;
 		}
 		f->dropped += scan_dropped(s);
-		if (!s->has_summary) {
-			f->duration_known = false;
-			snprintf(why, why_size, "scan %s has no summary: its duration is not known",
-				 s->id);
-			f->duration_why = why;
-			continue;
-		}
-		f->duration_ns += overlap_ns(d->o, s->start_ns, s->start_ns + s->duration_ns);
 	}
-	if (f->duration_known && f->duration_ns == 0) {
-		f->duration_known = false;
-		snprintf(why, why_size, "the chosen scans cover no scan time");
-		f->duration_why = why;
+	/*
+	 * smi-rate: the SMIs of the windows over the time the windows sampled,
+	 * as the coverage figures (docs/interfaces.md section 4). Per-cpu mode
+	 * counts a broadcast SMI once per sampling CPU and sums their times:
+	 * the ratio is the machine's rate in every mode. 0 ns is unknown too
+	 * (lib/gate.c).
+	 */
+	coverage_compute(d, NULL, -1, &c);
+	f->sampled_known = c.known;
+	f->sampled_ns = c.ns;
+	if (!c.known) {
+		snprintf(why, why_size, "time sampled of %s", c.why);
+		f->sampled_why = why;
 	}
 }
 
@@ -127,7 +155,7 @@ size_t print_gates(const struct report_data *d, bool has_data)
 	const struct gate_list *l = &d->o->gates;
 	struct gate_result res[GATE_MAX_CONDITIONS];
 	struct gate_facts f;
-	char why[160], smi_why[320];
+	char why[256], smi_why[320];
 	size_t failed;
 
 	if (!has_data) {

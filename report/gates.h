@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "collect.h"
 
@@ -19,11 +20,19 @@ bool selection_has_data(const struct report_data *d);
 
 /*
  * The facts of the selection (lib/gate.h): statistics, SMI windows,
- * dropped windows, the scan duration clipped to --since/--until; why a
+ * dropped windows, the time sampled (coverage_compute(); unknown when a
+ * chosen scan lacks it or --since/--until cut one, and when 0); why a
  * fact is unknown goes into why and smi_why, which f points into.
  */
 void gates_facts(const struct report_data *d, struct gate_facts *f, char *why,
 		 size_t why_size, char *smi_why, size_t smi_why_size);
+
+/*
+ * The scan durations of the chosen scans clipped to --since/--until (the
+ * "scanned" time of --compare and OpenMetrics); false with why when a scan
+ * has no summary or the sum is 0.
+ */
+bool scanned_duration(const struct report_data *d, uint64_t *ret, char *why, size_t why_size);
 
 /*
  * Evaluates the --fail-if conditions and prints them ("gates" in JSON);

@@ -49,8 +49,7 @@ int metrics_write(const struct report_data *d, FILE *f)
 	x.smi_known = attribution_smi_known(&a);
 	x.smi_total = a.smi_total;
 	x.dropped = g.dropped;
-	x.duration_known = g.duration_known;
-	x.duration_ns = g.duration_ns;
+	x.duration_known = scanned_duration(d, &x.duration_ns, why, sizeof(why));
 	coverage_compute(d, NULL, -1, &c);
 	x.sampled_known = c.known && coverage_cpus(d, cpu_ns);
 	x.sampled_ns = c.ns;

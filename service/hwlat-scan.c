@@ -814,8 +814,10 @@ static size_t check_gates(const scan_config *cfg, const scan *s, const scan_summ
 		.smi_known = sum->smi_total_known,
 		.smi_why = sum->smi_unavailable,
 		.dropped = sum->dropped,
-		.duration_ns = sum->duration_ns,
-		.duration_known = true,
+		/* smi-rate: per hour sampled, as the SMI total was counted. */
+		.sampled_ns = sum->sampled ? sampled_smi_ns(sum->sampled, sum->smi_method) : 0,
+		.sampled_known = sum->sampled != NULL,
+		.sampled_why = "the time sampled is unavailable (said above)",
 	};
 	size_t failed = gate_eval_all(&cfg->gates, &f, res);
 	char line[320];

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "hwlat-journal.h"
 #include "sampled.h"
 #include "util.h"
 
@@ -150,6 +151,18 @@ int sampled_since(sampled_time *end, const sampled_time *start, const char *path
 	}
 	end->total_ns = total;
 	return 0;
+}
+
+uint64_t sampled_smi_ns(const sampled_time *t, const char *method)
+{
+	uint64_t max = 0;
+
+	if (strcmp(method, HWLAT_SMI_METHOD_MAX_PER_CPU) != 0)
+		return t->total_ns;
+	for (unsigned int cpu = 0; cpu < HWLAT_MAX_CPUS; cpu++)
+		if (t->ns[cpu] > max)
+			max = t->ns[cpu];
+	return max;
 }
 
 char *sampled_format_cpus(const sampled_time *t)

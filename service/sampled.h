@@ -44,6 +44,14 @@ int sampled_read(detector *d, sampled_time *ret);
 int sampled_since(sampled_time *end, const sampled_time *start, const char *path);
 
 /*
+ * The time a scan's SMI total (smi-total.h, by method) was counted in, for
+ * smi-rate (docs/interfaces.md section 4): with "sum" one CPU samples at a
+ * time, the sum over CPUs; with "max-per-cpu" all sample at once and each
+ * SMI counts once, the longest one CPU sampled.
+ */
+uint64_t sampled_smi_ns(const sampled_time *t, const char *method);
+
+/*
  * HWLAT_SAMPLED_CPU_NS: "<cpu>:<ns>" per listed CPU, ascending, separated
  * by one space; "" when none. Returns a malloc'ed string or NULL.
  */

@@ -91,13 +91,13 @@ static void operators(const struct gate_facts *f)
 	expect("dropped > 7", f, false, "pass: dropped = 7, not > 7");
 	expect("samples < 4", f, true, "FAIL: samples = 3 < 4");
 	expect("samples < 3", f, false, "pass: samples = 3, not < 3");
-	/* 3 SMIs in 1.5 h: 2 per hour. */
+	/* 3 SMIs in 1.5 h sampled: 2 per hour. */
 	expect("smi-rate > 1.999", f, true,
-	       "FAIL: smi-rate = 2/h > 1.999/h (3 SMIs in 5400 s of scan duration)");
+	       "FAIL: smi-rate = 2/h > 1.999/h (3 SMIs in 5400 s of time sampled)");
 	expect("smi-rate > 2/h", f, false,
-	       "pass: smi-rate = 2/h, not > 2/h (3 SMIs in 5400 s of scan duration)");
+	       "pass: smi-rate = 2/h, not > 2/h (3 SMIs in 5400 s of time sampled)");
 	expect("smi-rate >= 2", f, true,
-	       "FAIL: smi-rate = 2/h >= 2/h (3 SMIs in 5400 s of scan duration)");
+	       "FAIL: smi-rate = 2/h >= 2/h (3 SMIs in 5400 s of time sampled)");
 	/* Percentiles of 1000, 5000, 20000 ns: p0 = min, p50 = 5000's bucket. */
 	expect("p0 == 1us", f, true, "FAIL: p0 = 1 us == 1 us");
 	expect("p100 >= 20us", f, true, "FAIL: p100 = 20 us >= 20 us");
@@ -110,12 +110,14 @@ static void operators(const struct gate_facts *f)
 static void unknown(struct stats *st)
 {
 	struct gate_facts f = {
-		.stats = st, .smi = 0, .smi_known = false, .duration_ns = 3600 * NSEC_PER_SEC,
-		.duration_known = true,
+		.stats = st, .smi = 0, .smi_known = false, .sampled_ns = 3600 * NSEC_PER_SEC,
+		.sampled_known = true,
 	};
 	struct gate_facts g = {
-		.stats = st, .smi = 1, .smi_known = true, .duration_known = false,
-		.duration_why = "scan x has no summary: its duration is not known",
+		/* A figure beside sampled_known false is not used. */
+		.stats = st, .smi = 1, .smi_known = true, .sampled_known = false,
+		.sampled_ns = 3600 * NSEC_PER_SEC,
+		.sampled_why = "time sampled of scan x: none (tracer or old module)",
 	};
 
 	expect("smi > 0", &f, true,
@@ -125,30 +127,30 @@ static void unknown(struct stats *st)
 	expect("unexplained > 0", &f, true,
 	       "FAIL: unexplained unknown (SMI counts are unavailable), cannot tell whether > 0");
 	expect("smi-rate > 10", &g, true,
-	       "FAIL: smi-rate unknown (scan x has no summary: its duration is not known), "
+	       "FAIL: smi-rate unknown (time sampled of scan x: none (tracer or old module)), "
 	       "cannot tell whether > 10/h");
 	expect("max > 1s", &f, false, "pass: max = 20 us, not > 1 s");
 	/* Unknown SMIs make the rate unknown, however long the scan. */
 	expect("smi-rate > 10", &f, true,
 	       "FAIL: smi-rate unknown (SMI counts are unavailable), cannot tell whether > 10/h");
-	/* No duration and no reason given: the generic one, never "(null)". */
-	g.duration_why = NULL;
+	/* No time sampled and no reason given: the generic one, never "(null)". */
+	g.sampled_why = NULL;
 	expect("smi-rate > 10", &g, true,
-	       "FAIL: smi-rate unknown (no scan duration to divide by), cannot tell whether > 10/h");
-	/* A known but zero duration: a reason left over does not apply. */
-	g.duration_known = true;
-	g.duration_ns = 0;
-	g.duration_why = "stale reason";
+	       "FAIL: smi-rate unknown (no time sampled to divide by), cannot tell whether > 10/h");
+	/* A known but zero time sampled: a reason left over does not apply. */
+	g.sampled_known = true;
+	g.sampled_ns = 0;
+	g.sampled_why = "stale reason";
 	expect("smi-rate > 10", &g, true,
-	       "FAIL: smi-rate unknown (no scan duration to divide by), cannot tell whether > 10/h");
+	       "FAIL: smi-rate unknown (no time sampled to divide by), cannot tell whether > 10/h");
 }
 
 /* A scan that reported no window: no latency to show, judged as 0. */
 static void no_window(void)
 {
 	struct stats empty;
-	struct gate_facts f = { .stats = &empty, .smi_known = true, .duration_known = true,
-				.duration_ns = NSEC_PER_SEC };
+	struct gate_facts f = { .stats = &empty, .smi_known = true, .sampled_known = true,
+				.sampled_ns = NSEC_PER_SEC };
 
 	stats_init(&empty, 0, 0);
 	expect("max > 1us", &f, false, "pass: max = none (no window reported), not > 1 us");
@@ -234,7 +236,7 @@ int main(void)
 	}
 	f = (struct gate_facts){
 		.stats = &st, .smi = 3, .smi_known = true, .dropped = 7,
-		.duration_ns = 5400 * NSEC_PER_SEC, .duration_known = true,
+		.sampled_ns = 5400 * NSEC_PER_SEC, .sampled_known = true,
 	};
 	operators(&f);
 	unknown(&st);

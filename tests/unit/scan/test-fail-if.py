@@ -4,7 +4,9 @@
 detector of test-scan.py: a condition that holds exits 6 and prints the
 condition on stderr ("FAIL: max = 30 us > 29.999 us"); at the limit it
 passes (exit 0, "pass: ..." with the summary); percentiles, SMI, NMI,
-unexplained, dropped and sample counts are those of the scan; the command
+unexplained, dropped and sample counts are those of the scan; smi-rate is
+per hour sampled (the module's `sampled`: the sum over CPUs round-robin,
+the longest CPU per-cpu), unknown and failing without it; the command
 line replaces the file's fail_if; --hardlimit keeps exit 1 when both fail;
 a bad condition is a usage error (exit 2) naming it, the detector
 untouched. TAP output."""
@@ -29,8 +31,8 @@ LINES = [
 ]
 
 
-def scan(tmp, name, args, config=None, **fake):
-    """One 1 s scan of LINES; returns (result, detector dir)."""
+def scan(tmp, name, args, config=None, lines=LINES, **fake):
+    """One 1 s scan of lines; returns (result, detector dir)."""
     sub = os.path.join(tmp, name)
     os.mkdir(sub)
     d = st.make_fake(sub, **{"dropped": "1\n", **fake})
@@ -42,7 +44,7 @@ def scan(tmp, name, args, config=None, **fake):
         extra = ["--config", conf]
 
     def script(w):
-        for ln in LINES:
+        for ln in lines:
             w.write(ln)
         w.flush()
 
@@ -94,16 +96,58 @@ def main(tmp):
           f"the scan's facts: p50, p100, smi, nmi, unexplained, dropped, samples (exit {r.returncode})",
           r.stdout + r.stderr)
 
-    r, _ = scan(tmp, "rate", ["--fail-if", "smi-rate > 3600/h", "--fail-if", "smi-rate > 7300"])
-    # 2 SMIs in a scan of 1.0x s: 7200/h at 1 s, a little less when longer
-    # (1.045 s on a loaded machine); over 3600/h unless the 1 s scan took
-    # 2 s, and never over 7300/h. test-gate pins the arithmetic exactly.
-    fails = lines(r.stderr, "hwlat-scan: FAIL")
-    st.ok(r.returncode == 6 and len(fails) == 1 and
-          fails[0].startswith("hwlat-scan: FAIL: smi-rate = ") and
-          "/h > 3600/h (2 SMIs in 1." in fails[0] and " s of scan duration)" in fails[0] and
-          "hwlat-scan: pass: smi-rate = " in r.stdout,
-          f"smi-rate is SMIs per hour of scan duration (exit {r.returncode})", r.stdout + r.stderr)
+    # smi-rate is per hour sampled (docs/interfaces.md section 4): the fake
+    # module sampled 250 ms on each CPU, half the 1 s scan, one at a time
+    # (round-robin, method sum): 2 SMIs in 500 ms are 14400/h (by the scan
+    # duration, 7200/h or a little less). The limit at the rate and at the
+    # rates of one SMI less (7200/h) and more (21600/h).
+    r, _ = scan(tmp, "rate", ["--fail-if", "smi-rate >= 14400/h, smi-rate > 14400, "
+                              "smi-rate > 7200, smi-rate < 21600/h, smi-rate >= 21600/h"],
+                sampled="0 250000000\n1 250000000\n")
+    in500 = " (2 SMIs in 500 ms of time sampled)"
+    st.ok(r.returncode == 6 and lines(r.stderr, "hwlat-scan: FAIL") == [
+        "hwlat-scan: FAIL: smi-rate = 14400/h >= 14400/h" + in500,
+        "hwlat-scan: FAIL: smi-rate = 14400/h > 7200/h" + in500,
+        "hwlat-scan: FAIL: smi-rate = 14400/h < 21600/h" + in500] and
+          lines(r.stdout, "hwlat-scan: pass") == [
+        "hwlat-scan: pass: smi-rate = 14400/h, not > 14400/h" + in500,
+        "hwlat-scan: pass: smi-rate = 14400/h, not >= 21600/h" + in500],
+          f"round-robin: smi-rate is the SMIs over the time sampled, at the limit and one "
+          f"SMI either side (exit {r.returncode})", r.stdout + r.stderr)
+
+    # per-cpu: both CPUs take the same 2 broadcast SMIs (total 2, method
+    # max-per-cpu) while sampling at once, 400 and 500 ms: the total counts
+    # each SMI once over the time any CPU sampled, the longest CPU's 500 ms:
+    # 14400/h (over both CPUs' 900 ms: 8000/h; 4 SMIs summed: 16000/h).
+    broadcast = [st.line(1, 0, 1700000000, 0, 20000, 0, 1, 0, 0, 2),
+                 st.line(2, 1, 1700000000, 1000, 20000, 0, 1, 0, 0, 2)]
+    r, _ = scan(tmp, "rate-per-cpu", ["--mode", "per-cpu", "--fail-if",
+                                      "smi-rate >= 14400, smi-rate > 14400, smi == 2"],
+                lines=broadcast, sampled="0 400000000\n1 500000000\n")
+    st.ok(r.returncode == 6 and lines(r.stderr, "hwlat-scan: FAIL") == [
+        "hwlat-scan: FAIL: smi-rate = 14400/h >= 14400/h" + in500,
+        "hwlat-scan: FAIL: smi = 2 == 2"] and
+          lines(r.stdout, "hwlat-scan: pass") == [
+        "hwlat-scan: pass: smi-rate = 14400/h, not > 14400/h" + in500],
+          f"per-cpu: the machine total over the longest CPU's time sampled (exit {r.returncode})",
+          r.stdout + r.stderr)
+
+    # No time sampled to divide by: a module without `sampled` (older than
+    # it), or one that sampled nothing: unknown, which fails.
+    r, _ = scan(tmp, "rate-no-file", ["--fail-if", "smi-rate > 100000, smi == 2"], sampled=None)
+    st.ok(r.returncode == 6 and lines(r.stderr, "hwlat-scan: FAIL") == [
+        "hwlat-scan: FAIL: smi-rate unknown (the time sampled is unavailable (said above)), "
+        "cannot tell whether > 100000/h",
+        "hwlat-scan: FAIL: smi = 2 == 2"] and
+          "the time sampled is unavailable (rebuild the module" in r.stderr,
+          f"a module without sampled: smi-rate unknown, the reason said (exit {r.returncode})",
+          r.stdout + r.stderr)
+    r, _ = scan(tmp, "rate-zero", ["--fail-if", "smi-rate < 1"], sampled="")
+    st.ok(r.returncode == 6 and lines(r.stderr, "hwlat-scan: FAIL") == [
+        "hwlat-scan: FAIL: smi-rate unknown (no time sampled to divide by), "
+        "cannot tell whether < 1/h"],
+          f"nothing sampled: smi-rate unknown, which fails (exit {r.returncode})",
+          r.stdout + r.stderr)
 
     # SMIs the module cannot count are unknown, never 0: a gate on them fails.
     r, _ = scan(tmp, "smi-unavailable", ["--fail-if", "smi > 100, unexplained > 100, max > 1s"],

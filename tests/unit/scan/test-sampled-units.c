@@ -6,7 +6,9 @@
  * parameters the scan's part is each CPU's growth, a CPU that did not grow
  * is not listed, and a CPU whose figure went down makes it unknown; the
  * journal fields are "unavailable" without a figure, 0 and empty for none,
- * and the list of 1024 CPUs with 20-digit figures fits in a summary entry.
+ * and the list of 1024 CPUs with 20-digit figures fits in a summary entry;
+ * smi-rate divides by the sum over CPUs (method sum) or the longest CPU's
+ * time (max-per-cpu).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -117,10 +119,25 @@ static void test_entry(void)
 	}
 }
 
+/* smi-rate's time (docs/interfaces.md section 4): as the SMI total counts. */
+static void test_smi_ns(void)
+{
+	sampled_parse("0 100\n3 700\n5 300\n", 18, "x/sampled", &t);
+	ok(sampled_smi_ns(&t, HWLAT_SMI_METHOD_SUM) == 1100,
+	   "method sum (one sampler at a time): the sum over CPUs, 1100");
+	ok(sampled_smi_ns(&t, HWLAT_SMI_METHOD_MAX_PER_CPU) == 700,
+	   "method max-per-cpu (all at once, each SMI once): the longest CPU, 700 of CPU 3");
+	sampled_parse("", 0, "x/sampled", &t);
+	ok(sampled_smi_ns(&t, HWLAT_SMI_METHOD_MAX_PER_CPU) == 0 &&
+		   sampled_smi_ns(&t, HWLAT_SMI_METHOD_SUM) == 0,
+	   "no width completed: 0 with either method");
+}
+
 int main(void)
 {
 	test_parse();
 	test_since();
+	test_smi_ns();
 	test_entry();
 	return tap_finish();
 }

@@ -14,7 +14,8 @@ trace_pipe, this script playing the kernel), and proves that:
   the line has nmi-count without nmi-total; "[LOST n EVENTS]" lines count as
   dropped, other tracers' lines are ignored;
 - the summary records backend tracer, settings source tracefs, the
-  settings in force, floor, clock and SMIs unavailable (never 0);
+  settings in force, floor, clock and SMIs unavailable (never 0); a gate
+  on smi-rate fails, unknown, saying why;
 - every file is restored as it was, after a completed scan, after SIGTERM
   ("interrupted"), when trace_pipe cannot be opened ("failed", exit 5) and
   after a malformed hwlat line (exit 5);
@@ -228,6 +229,23 @@ def test_scan(tmp):
        and "hwlat-scan: time sampled unavailable\n" in r.stdout,
        "the printed summary names the backend, the floor and the time sampled as unavailable",
        r.stdout)
+
+
+def test_smi_rate(tmp):
+    """The tracer counts neither SMIs nor the time it sampled: a gate on
+    smi-rate cannot be judged either way, fails (exit 6) and says why."""
+    d = make_tracefs(tmp)
+    k = FakeKernel(d, [L1])
+    k.start()
+    r = scan(d, ["--backend", "tracer", "--duration", "1s", "--fail-if",
+                 "smi-rate > 0, smi-rate < 100000/h"], os.path.join(tmp, "export.txt"))
+    k.join(10)
+    why = "(the kernel's hwlat tracer does not count SMIs)"
+    ok(r.returncode == 6 and [ln for ln in r.stderr.splitlines() if "FAIL" in ln] == [
+        f"hwlat-scan: FAIL: smi-rate unknown {why}, cannot tell whether > 0/h",
+        f"hwlat-scan: FAIL: smi-rate unknown {why}, cannot tell whether < 100000/h"],
+       f"tracer: smi-rate unknown both ways, the reason said, exit 6 (got {r.returncode})",
+       r.stdout + r.stderr)
 
 
 def test_threshold_default(tmp):
@@ -537,7 +555,7 @@ def main():
         print(f"Bail out! {fake.SCAN} is not built")
         return 1
     import scan_tap  # the counts of ok (test-scan.py imports it)
-    return scan_tap.run((test_scan, test_threshold_default, test_sigterm_and_lock, test_refusals,
+    return scan_tap.run((test_scan, test_smi_rate, test_threshold_default, test_sigterm_and_lock, test_refusals,
                          test_busy_message, test_failures, test_auto, test_config,
                          test_load_module))
 
