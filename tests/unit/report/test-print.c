@@ -3,8 +3,11 @@
  * The printers of report/print.c: durations at each unit's edge (1 s,
  * 1 min, 1 h, 1 day), and the JSON they write (commas, nesting, keys,
  * integers up to 2^53 - 1 as numbers and beyond as strings, escaped
- * strings, null) next to the text form of the same calls. TAP output.
+ * strings, null) next to the text form of the same calls; print_end()'s
+ * error when the output cannot be written (the write's errno, or -EIO
+ * when it set none). TAP output.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -94,10 +97,41 @@ static void test_documents(void)
 	free(text);
 }
 
+/* A stream whose every write fails with *cookie as errno (0: none set). */
+static ssize_t failing_write(void *cookie, const char *buf, size_t size)
+{
+	(void)buf;
+	(void)size;
+	errno = *(int *)cookie;
+	return -1;
+}
+
+/*
+ * print_end() says why the report could not be written: the errno of the
+ * failed write (ENOSPC), or -EIO when the write left errno at 0, never 0
+ * (success) for a report that was not written.
+ */
+static void end_fails_with(int write_errno, int want)
+{
+	FILE *f = fopencookie(&write_errno, "w", (cookie_io_functions_t){ .write = failing_write });
+	int r;
+
+	if (!f)
+		abort();
+	print_start(f, true);
+	print_u64("k", NULL, 1);
+	r = print_end();
+	ok(r == want, "print_end() after a write failing with errno %d: %d (got %d)", write_errno,
+	   want, r);
+	fclose(f);
+}
+
 int main(void)
 {
 	setenv("TZ", "UTC", 1);
 	test_durations();
 	test_documents();
+	end_fails_with(ENOSPC, -ENOSPC);
+	end_fails_with(0, -EIO);
 	return tap_finish();
 }
