@@ -129,10 +129,50 @@ vm_newest() {
 
 # vm_stall PID MS: stops the QEMU process PID for MS milliseconds (SIGSTOP,
 # sleep, SIGCONT): the guest's clocks jump, as under a hypervisor's stall.
+# Prints how long every thread of PID stayed stopped, in ms with 3
+# decimals. One process does it all, started and raised to SCHED_FIFO (when
+# allowed) before the stop: no fork or exec happens while QEMU is stopped.
+# (The shell version this replaces ran awk and sleep between the kills, and
+# their start-up made each stall 16-48 ms longer than asked on a loaded
+# machine.) kill() only starts a stop: the kernel hands SIGSTOP to one
+# thread, usually QEMU's sleeping main thread, and the others, the vCPUs
+# too, run on until that one gets a CPU and stops them all, up to 16 ms
+# later on a loaded host. So the stall is timed from the moment every
+# thread reads as stopped (state T in /proc/PID/task/*/stat, polled), to
+# the SIGCONT: a lower bound of what a vCPU missed (docs/design.md,
+# "Stalls injected by the QEMU harness").
 vm_stall() {
-	kill -STOP "$1"
-	sleep "$(awk -v m="$2" 'BEGIN { printf "%.3f", m / 1000 }')"
-	kill -CONT "$1"
+	/usr/bin/python3 - "$1" "$2" <<'PY'
+import os, signal, sys, time
+pid, ms = int(sys.argv[1]), int(sys.argv[2])
+try:
+    os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(10))
+except OSError:
+    pass
+
+
+def all_stopped():
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:
+            continue
+        if state not in "Tt":
+            return False
+    return True
+
+
+os.kill(pid, signal.SIGSTOP)
+limit = time.monotonic_ns() + 2_000_000_000
+while not all_stopped() and time.monotonic_ns() < limit:
+    time.sleep(0.0002)
+t1 = time.monotonic_ns()
+time.sleep(ms / 1000)
+t2 = time.monotonic_ns()
+os.kill(pid, signal.SIGCONT)
+print("%.3f" % ((t2 - t1) / 1e6))
+PY
 }
 
 # vm_guest_tap LOG: replays the guest's TAP lines of LOG through the
