@@ -13,7 +13,8 @@
  *   CPUs in force that do not parse (a module loaded without cpus=) are
  *   compared as text, not as a CPU set never read;
  * - module: loaded means /sys/module/hwlat_detector exists; a loaded
- *   module is neither loaded again nor marked as loaded by the scan;
+ *   module is neither loaded again nor marked as loaded by the scan; a
+ *   failed "modprobe --remove" is -EIO with its status on stderr;
  * - progress: wanted on a terminal; "1 sample" and "2 samples";
  * - configuration: drop-ins are *.conf only, a dangling one is an error,
  *   the printed configuration, the mode "none", an openmetrics_file path
@@ -407,9 +408,15 @@ static void test_lockdown_note(void)
 	}
 }
 
+static void unload_module(void *arg)
+{
+	*(int *)arg = module_unload();
+}
+
 static void test_module(void)
 {
 	bool loaded = true;
+	const char *err;
 	int r;
 
 	setenv("HWLAT_SYS_MODULE", at("sys-module"), 1);
@@ -420,6 +427,21 @@ static void test_module(void)
 	/* Loaded already: modprobe (missing here) is not run, nothing to unload. */
 	r = module_load(&loaded);
 	ok(r == 0 && !loaded, "module_load of a loaded module: 0 and not loaded by us (r=%d)", r);
+	/*
+	 * A module tool that fails to remove the module (status 3): -EIO,
+	 * which --unload-module and the scan's cleanup turn into a failure,
+	 * and the status said; not 0 as if the module were gone.
+	 */
+	put("modprobe-fails", "#!/bin/sh\nexit 3\n");
+	if (chmod(at("modprobe-fails"), 0755) < 0)
+		bail("chmod");
+	setenv("HWLAT_MODPROBE", at("modprobe-fails"), 1);
+	err = stderr_of(unload_module, &r);
+	ok(r == -EIO && strcmp(err, "hwlat-scan: modprobe --remove hwlat_detector failed "
+			       "(status 3)\n") == 0,
+	   "a failed modprobe --remove: -EIO (r=%d) and its status on stderr", r);
+	if (strcmp(err, "hwlat-scan: modprobe --remove hwlat_detector failed (status 3)\n") != 0)
+		printf("#   got: %s", err);
 	unsetenv("HWLAT_SYS_MODULE");
 	unsetenv("HWLAT_MODPROBE");
 }
