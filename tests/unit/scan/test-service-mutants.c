@@ -15,7 +15,8 @@
  * - module: loaded means /sys/module/hwlat_detector exists; a loaded
  *   module is neither loaded again nor marked as loaded by the scan; a
  *   failed "modprobe --remove" is -EIO with its status on stderr;
- * - progress: wanted on a terminal; "1 sample" and "2 samples";
+ * - progress: wanted on a terminal; "1 sample" and "2 samples"; "0s left"
+ *   at and after the end of the duration;
  * - configuration: drop-ins are *.conf only, a dangling one is an error,
  *   the printed configuration, the mode "none", an openmetrics_file path
  *   one byte too long for the file name with its ".tmp" suffix;
@@ -455,8 +456,20 @@ static void show_progress(void *arg)
 	progress_stop(p);
 }
 
+static void show_progress_late(void *arg)
+{
+	progress *p = arg;
+
+	progress_update(p, 10 * NSEC_PER_SEC, 1, 25000);
+	progress_update(p, 12 * NSEC_PER_SEC, 1, 25000);
+	progress_stop(p);
+}
+
 static void test_progress(void)
 {
+	static const char late[] =
+		"\rhwlat-scan: 10s elapsed, 0s left, 1 sample, max 25.0 us\033[K"
+		"\rhwlat-scan: 12s elapsed, 0s left, 1 sample, max 25.0 us\033[K\r\033[K";
 	progress p;
 	int master, slave, saved;
 	const char *err;
@@ -467,6 +480,13 @@ static void test_progress(void)
 	ok(strcmp(err, "\rhwlat-scan: 1s elapsed, 9s left, 1 sample, max 25.0 us\033[K"
 		       "\rhwlat-scan: 2s elapsed, 8s left, 2 samples, max 31.0 us\033[K\r\033[K") == 0,
 	   "progress lines: '1 sample', then '2 samples', then cleared");
+
+	/* At the end of the duration and past it (a late wakeup): 0s left, not 1s. */
+	progress_start(&p, true, 0, 10 * NSEC_PER_SEC);
+	err = stderr_of(show_progress_late, &p);
+	ok(strcmp(err, late) == 0, "progress at and past the end of the duration: '0s left'");
+	if (strcmp(err, late) != 0)
+		printf("#   got: %s\n", err + 1);
 
 	unsetenv("INVOCATION_ID");
 	master = posix_openpt(O_RDWR | O_NOCTTY);
