@@ -4,6 +4,7 @@
  * (tests/mutation), each pinned by the value a user or a caller sees:
  * - detector: a closed detector closes nothing when closed again; a cpus
  *   write that fails makes detector_change fail; a short write is -EIO;
+ *   a number file holding no number is -EBADMSG and says what it read;
  * - identity: a microcode revision that fits the buffer exactly is kept;
  * - journal entries: the 65th field and a field that does not fit with
  *   its NUL are refused; a value with a newline is exported in the
@@ -110,11 +111,26 @@ static const char *stderr_of(void (*f)(void *), void *arg)
 	return text;
 }
 
+struct read_number {
+	detector *d;
+	const char *name;
+	int r;
+	uint64_t v;
+};
+
+static void read_number(void *arg)
+{
+	struct read_number *x = arg;
+
+	x->r = detector_read_u64(x->d, x->name, &x->v);
+}
+
 static void test_detector(void)
 {
 	detector d = { .dir_fd = -1 };
 	detector_settings cur, want;
 	char link_path[1024];
+	const char *err;
 	int r;
 
 	put("det/threshold", "10\n");
@@ -133,6 +149,22 @@ static void test_detector(void)
 	r = detector_change(&d, &cur, &want);
 	ok(r == -ENOSPC, "a cpus write that fails fails detector_change: r=%d (want %d)", r,
 	   -ENOSPC);
+
+	/* A number file that holds no number: -EBADMSG, the file and its text said. */
+	put("det/floor", "12x\n");
+	{
+		struct read_number x = { .d = &d, .name = "floor", .r = 1, .v = 7 };
+		char want_err[1200];
+
+		err = stderr_of(read_number, &x);
+		snprintf(want_err, sizeof(want_err),
+			 "hwlat-scan: %s/floor: expected a number, read '12x'\n", at("det"));
+		ok(x.r == -EBADMSG && x.v == 7 && strcmp(err, want_err) == 0,
+		   "floor '12x': -EBADMSG (r=%d), value untouched, 'expected a number, read "
+		   "'12x'' said", x.r);
+		if (strcmp(err, want_err) != 0)
+			printf("#   got: '%s'\n", err);
+	}
 
 	/* fd 0 must survive a second close of a closed detector. */
 	if (fcntl(STDIN_FILENO, F_GETFD) < 0) {
