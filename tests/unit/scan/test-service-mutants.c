@@ -5,6 +5,7 @@
  * - detector: a closed detector closes nothing when closed again; a cpus
  *   write that fails makes detector_change fail; a short write is -EIO;
  *   a number file holding no number is -EBADMSG and says what it read;
+ *   the lock is 0 when taken, -EWOULDBLOCK while another detector holds it;
  * - identity: a microcode revision that fits the buffer exactly is kept;
  * - journal entries: the 65th field and a field that does not fit with
  *   its NUL are refused; a value with a newline is exported in the
@@ -149,6 +150,27 @@ static void test_detector(void)
 	r = detector_change(&d, &cur, &want);
 	ok(r == -ENOSPC, "a cpus write that fails fails detector_change: r=%d (want %d)", r,
 	   -ENOSPC);
+
+	/* The scan's lock: 0 when taken, -EWOULDBLOCK while another holds it. */
+	{
+		detector other = { .dir_fd = -1 };
+		int r1, r2, r3 = 1;
+
+		r1 = detector_lock(&d);
+		r2 = detector_open(&other, at("det"));
+		if (r2 == 0)
+			r2 = detector_lock(&other);
+		if (r2 == -EWOULDBLOCK) {
+			detector_close(&d);
+			r3 = detector_lock(&other);
+			if (detector_open(&d, at("det")) < 0)
+				bail("detector_open");
+		}
+		detector_close(&other);
+		ok(r1 == 0 && r2 == -EWOULDBLOCK && r3 == 0,
+		   "detector_lock: 0 (r=%d), -EWOULDBLOCK while another holds it (r=%d), 0 once "
+		   "it is closed (r=%d)", r1, r2, r3);
+	}
 
 	/* A number file that holds no number: -EBADMSG, the file and its text said. */
 	put("det/floor", "12x\n");
