@@ -27,7 +27,9 @@
  * - module parameters without a mode file are an error naming the file;
  * - debugfs is available when /proc/filesystems lists it ("nodev\tdebugfs");
  * - platform: the hypervisor ID is all 12 bytes of CPUID leaf 0x40000000
- *   (EBX, ECX, EDX), the last four included.
+ *   (EBX, ECX, EDX), the last four included; the platform's hypervisor is
+ *   its name, "none" without the CPUID hypervisor bit, "unknown" without
+ *   CPUID (the case this host's hardware shows).
  * TAP output.
  */
 #if defined(__x86_64__) || defined(__i386__)
@@ -804,6 +806,27 @@ static void test_config(void)
  * patterns, so that no byte can keep what was there before. Skipped on
  * bare metal (no hypervisor bit) and off x86.
  */
+/*
+ * platform_read()'s hypervisor field says what CPUID says: the vendor
+ * name under a hypervisor, "none" on a CPU without the hypervisor bit,
+ * "unknown" without CPUID. Which case a host shows is its hardware's:
+ * "none" is checked only on bare metal.
+ */
+static void test_platform_hypervisor(void)
+{
+	static platform p;
+	char id[HYPERVISOR_ID_LEN], want[HYPERVISOR_ID_LEN + 8];
+	int r = cpuid_hypervisor_id(id);
+
+	if (r > 0)
+		hypervisor_name(id, want, sizeof(want));
+	else
+		snprintf(want, sizeof(want), "%s", r == 0 ? "none" : "unknown");
+	platform_read(at("no-platform-root"), &p);
+	ok(strcmp(p.hypervisor, want) == 0, "the hypervisor of this host is '%s' (CPUID says %s)",
+	   p.hypervisor, r > 0 ? "a hypervisor" : r == 0 ? "no hypervisor" : "no CPUID");
+}
+
 static void test_hypervisor_id(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -857,6 +880,7 @@ int main(void)
 	test_params_no_mode();
 	test_debugfs_available();
 	test_hypervisor_id();
+	test_platform_hypervisor();
 	{
 		char cmd[128];
 
