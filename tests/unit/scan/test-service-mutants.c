@@ -21,6 +21,7 @@
  * - progress: wanted on a terminal; "1 sample" and "2 samples"; "0s left"
  *   at and after the end of the duration;
  * - configuration: drop-ins are *.conf only, a dangling one is an error,
+ *   so is a drop-in directory that is a file (named),
  *   the printed configuration, the mode "none", an openmetrics_file path
  *   one byte too long for the file name with its ".tmp" suffix;
  * - SMI tally: a sample of a CPU beyond HWLAT_MAX_CPUS changes nothing;
@@ -741,6 +742,20 @@ static void test_debugfs_available(void)
 	   yes, no);
 }
 
+struct load_config {
+	const char *path;
+	scan_config c;
+	int r;
+};
+
+static void load_config(void *arg)
+{
+	struct load_config *x = arg;
+
+	config_init(&x->c);
+	x->r = config_load(&x->c, x->path, true);
+}
+
 static void test_config(void)
 {
 	static scan_config c;
@@ -797,6 +812,24 @@ static void test_config(void)
 	r = config_load(&c, at("conf2/scan.conf"), true);
 	ok(r == -ENOENT && !c.set[CONFIG_THRESHOLD],
 	   "a dangling drop-in fails the load with -ENOENT, nothing taken (r=%d)", r);
+	/* A drop-in "directory" that is a file: the error, named, not a crash. */
+	put("conf3/scan.conf", "threshold = 10us\n");
+	put("conf3/scan.conf.d", "not a directory\n");
+	{
+		static struct load_config x;
+		char want_err[1200], path[1024];
+		const char *err;
+
+		snprintf(path, sizeof(path), "%s", at("conf3/scan.conf"));
+		x.path = path;
+		snprintf(want_err, sizeof(want_err), "hwlat-scan: cannot read the drop-in "
+			 "directory %s: Not a directory\n", at("conf3/scan.conf.d"));
+		err = stderr_of(load_config, &x);
+		ok(x.r == -ENOTDIR && strcmp(err, want_err) == 0,
+		   "a drop-in directory that is a file: -ENOTDIR (r=%d), said", x.r);
+		if (strcmp(err, want_err) != 0)
+			printf("#   got: '%s'\n", err);
+	}
 }
 
 /*
