@@ -7,13 +7,18 @@
  * of values at or above 2^63; and the whole OpenMetrics text, byte for
  * byte, of a scan with windows on two CPUs (a CPU with a stats block but
  * no window prints nothing, an unknown SMI count leaves the CPU out of
- * hwlat_cpu_smis) and of an empty one without a last scan. TAP output.
+ * hwlat_cpu_smis) and of an empty one without a last scan; a linear
+ * histogram that cannot be allocated is -ENOMEM, nothing counted. TAP output.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "openmetrics.h"
 #include "stats.h"
@@ -299,6 +304,68 @@ static void test_openmetrics_sampled(void)
 	stats_done(&all);
 }
 
+/*
+ * In a child whose address space cannot grow (RLIMIT_AS below its size):
+ * the 1 KiB histogram row still comes from the heap's free space, the
+ * 800 KB linear histogram cannot be had. Exits 0 when stats_add_window()
+ * said -ENOMEM with the row allocated and nothing counted, 2 when the row
+ * itself failed (the case is not reached), 1 otherwise.
+ */
+static int linear_nomem_child(void)
+{
+	struct rlimit lim = { 0, 0 };
+	struct stats s;
+	struct stats_window w = { .latency_ns = 99999, .count = 1 };
+	size_t rows = 0;
+	void *warm = malloc(64 * 1024);
+	int r;
+
+	free(warm); /* heap space for the row */
+	stats_init(&s, 1, STATS_LINEAR_MAX);
+	if (getrlimit(RLIMIT_AS, &lim) < 0)
+		return 1;
+	lim.rlim_cur = 0;
+	if (setrlimit(RLIMIT_AS, &lim) < 0)
+		return 1;
+	r = stats_add_window(&s, &w, 0);
+	for (size_t i = 0; i < STATS_ROWS; i++)
+		rows += s.rows[i] != NULL;
+	if (rows == 0)
+		return 2;
+	return r == -ENOMEM && s.n == 0 && s.n_linear == 0 && !s.linear ? 0 : 1;
+}
+
+/*
+ * The linear histogram (hwlat-report --bucket) that cannot be allocated:
+ * -ENOMEM, the window not counted, not a write through a null pointer.
+ */
+static void test_linear_nomem(void)
+{
+	pid_t pid;
+	int status;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0) {
+		printf("Bail out! fork\n");
+		exit(1);
+	}
+	if (pid == 0)
+		_exit(linear_nomem_child());
+	if (waitpid(pid, &status, 0) < 0) {
+		printf("Bail out! waitpid\n");
+		exit(1);
+	}
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 2) {
+		ok(true, "# SKIP no heap space left for a histogram row under RLIMIT_AS");
+		return;
+	}
+	ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	   "a linear histogram that cannot be allocated: -ENOMEM, nothing counted (child %s %d)",
+	   WIFEXITED(status) ? "exit" : "signal",
+	   WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+}
+
 int main(void)
 {
 	test_percentiles();
@@ -306,5 +373,6 @@ int main(void)
 	test_openmetrics_full();
 	test_openmetrics_empty();
 	test_openmetrics_sampled();
+	test_linear_nomem();
 	return tap_finish();
 }

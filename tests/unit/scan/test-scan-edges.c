@@ -3,7 +3,9 @@
  * Unit tests of hwlat-scan's edges (issues 13 and 17), TAP output. Proves
  * that: poll() timeouts towards any allowed deadline stay in 0..max and
  * never end the wait early; the line reader skips a too long, NUL-holding
- * or cut last line, reports it once and keeps every other line; the summary
+ * or cut last line, reports it once and keeps every other line; a stream
+ * line of exactly STREAM_LINE_MAX bytes parses and harms nothing of its
+ * caller; the summary
  * of a scan whose max equals the hard limit passes (PRIORITY 6, no "exceeds"),
  * 1 ns above fails (PRIORITY 4), a failed scan is PRIORITY 3 (err); the hard
  * limit takes nanoseconds; a duration of 1 ms is the shortest; "2-2" is CPU
@@ -159,6 +161,57 @@ static void test_line_reader_skips(void)
 	ok(r == 0 && s.n == 1 && s.n_bad == 1 && s.why[0] == LINE_TOO_LONG,
 	   "%d bytes is a line, %d too long (%d lines, %d bad)", STREAM_LINE_MAX,
 	   STREAM_LINE_MAX + 1, s.n, s.n_bad);
+}
+
+/*
+ * Calls stream_parse_line() with six values live across the call, which
+ * the compiler keeps in the callee-saved registers (rbx, rbp, r12-r15 on
+ * x86-64): a parser that writes past its own copy of the line overwrites
+ * the registers it saved next to it, and the caller finds its values
+ * changed. Returns whether they all came back.
+ */
+static __attribute__((noinline)) bool parse_keeps_caller(const char *line, hwlat_sample *s,
+							  int *r, const uint64_t in[6])
+{
+	uint64_t a = in[0] * 3, b = in[1] * 3, c = in[2] * 3, d = in[3] * 3, e = in[4] * 3,
+		 f = in[5] * 3;
+
+	*r = stream_parse_line(line, s);
+	return a == in[0] * 3 && b == in[1] * 3 && c == in[2] * 3 && d == in[3] * 3 &&
+	       e == in[4] * 3 && f == in[5] * 3;
+}
+
+/*
+ * A stream line of exactly STREAM_LINE_MAX bytes (the longest the line
+ * reader passes on, leading zeros in its seq) parses to the sample it says,
+ * leaves the caller's line as it was and everything of the caller intact:
+ * the parser's copy has room for the line and its NUL.
+ */
+static void test_stream_line_max(void)
+{
+	static const char tail[] = "17 3 1700000000.000000001 212400 1000 2 1 5000 3 210000";
+	static const uint64_t in[6] = { 0x1111111111111111, 0x2323232323232323,
+					0x4545454545454545, 0x6767676767676767,
+					0x0101010101010101, 0x7f7f7f7f7f7f7f7f };
+	char line[STREAM_LINE_MAX + 1], copy[STREAM_LINE_MAX + 1];
+	size_t pad = STREAM_LINE_MAX - strlen(tail);
+	hwlat_sample s = {};
+	bool kept;
+	int r = -1;
+
+	memset(line, '0', pad);
+	memcpy(line + pad, tail, sizeof(tail));
+	memcpy(copy, line, sizeof(line));
+	kept = parse_keeps_caller(line, &s, &r, in);
+	ok(strlen(line) == STREAM_LINE_MAX && r == 0 && s.seq == 17 && s.cpu == 3 &&
+	   s.timestamp_ns == 1700000000000000001ULL && s.inner_ns == 212400 &&
+	   s.outer_ns == 1000 && s.count == 2 && s.nmi_count == 1 && s.nmi_ns == 5000 &&
+	   s.smi_count == 3 && s.smi_ns == 210000 && s.smi_count_known && s.smi_ns_known,
+	   "a %d-byte stream line is sample 17 of CPU 3, inner 212400 ns (r=%d, seq %" PRIu64
+	   ", cpu %u)", STREAM_LINE_MAX, r, s.seq, s.cpu);
+	ok(kept && memcmp(line, copy, sizeof(line)) == 0,
+	   "parsing it leaves the caller's line and registers as they were (registers %s)",
+	   kept ? "kept" : "changed");
 }
 
 static void test_summary_verdict(void)
@@ -319,6 +372,7 @@ int main(void)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	test_poll_timeout();
 	test_line_reader_skips();
+	test_stream_line_max();
 	test_summary_verdict();
 	test_config_edges();
 	test_config_files();

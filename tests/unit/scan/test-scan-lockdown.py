@@ -17,7 +17,8 @@ of test-scan.py and a fake /sys/module (HWLAT_SYS_MODULE), and proves that:
   module-parameters and the dropped count is the scan's own; requested
   settings that differ give exit 7, HWLAT_SETTINGS_NOT_APPLIED naming each,
   and the modprobe.d line; a module loaded with enabled=0 gives exit 4 with
-  that line and no summary.
+  that line and no summary; on a terminal such a scan's progress line is
+  cleared when it ends.
 
 TAP output; exit status 1 when any check failed.
 """
@@ -27,6 +28,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 sys.dont_write_bytecode = True  # keep the source tree clean
@@ -166,12 +168,26 @@ def locked_wrapper():
 SAMPLED = ("0 100\n1 200\n", "0 350\n1 200\n2 50\n")
 
 
+def read_all(fd, out):
+    """Appends what fd gives to out until it ends (EIO once a pty's other
+    side is closed)."""
+    while True:
+        try:
+            data = os.read(fd, 4096)
+        except OSError:
+            break
+        if not data:
+            break
+        out.append(data)
+
+
 def locked_scan(tmp, name, args, params=None, stale=3, fresh=2, dropped=(5, 7),
-                sampled=SAMPLED):
+                sampled=SAMPLED, tty=False):
     """A scan of a detector whose setting files cannot be opened for
     writing. `stale` lines (and a malformed one) are in the stream before the scan starts,
     `fresh` come 0.5 s after it started, `dropped` and `sampled` are the
-    detector's files before and after. Returns (result, summaries, samples)."""
+    detector's files before and after; with tty, stderr is a terminal and
+    err what it showed. Returns (result, summaries, samples)."""
     sub = os.path.join(tmp, name)
     os.mkdir(sub)
     d = fake.make_fake(sub, dropped=f"{dropped[0]}\n", sampled=sampled[0])
@@ -188,8 +204,17 @@ def locked_scan(tmp, name, args, params=None, stale=3, fresh=2, dropped=(5, 7),
                           for s in range(100, 100 + stale)) + "not a window\n").encode())
     cmd = locked_wrapper() + [fake.SCAN] + fake.NO_CONFIG + [
         "--detector-dir", d, "--journal-export", export, "--duration", "2"] + args
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         env=fake.scan_env(env))
+    shown, reader = [], None
+    if tty:
+        master, slave = os.openpty()
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=slave, text=True,
+                             env=fake.scan_env(env))
+        os.close(slave)
+        reader = threading.Thread(target=read_all, args=(master, shown), daemon=True)
+        reader.start()
+    else:
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=fake.scan_env(env))
     time.sleep(0.5)
     os.write(fd, "".join(fake.line(s, 1, 1700000001, s, 40000 + s, 0, 1, 0, 0, 0)
                          for s in range(200, 200 + fresh)).encode())
@@ -200,6 +225,10 @@ def locked_scan(tmp, name, args, params=None, stale=3, fresh=2, dropped=(5, 7),
     os.rename(os.path.join(d, "sampled.new"), os.path.join(d, "sampled"))
     out, err = p.communicate(timeout=30)
     os.close(fd)
+    if reader:
+        reader.join(10)
+        os.close(master)
+        err = b"".join(shown).decode(errors="replace")
     entries = fake.parse_export(export) if os.path.exists(export) else []
     return (p.returncode, out, err, [e for e in entries if e.get("MESSAGE_ID") == SUMMARY_ID],
             [e for e in entries if e.get("MESSAGE_ID") == SAMPLE_ID], d)
@@ -209,7 +238,8 @@ def test_locked(tmp):
     if locked_wrapper() is None:
         ok(True, "settings from module parameters # SKIP no user namespace to make a 0000 file refuse root")
         return
-    rc, out, err, sm, samples, d = locked_scan(tmp, "same", ["--threshold", "20us"])
+    # stderr on a terminal: the progress line shows, and is cleared at the end.
+    rc, out, err, sm, samples, d = locked_scan(tmp, "same", ["--threshold", "20us"], tty=True)
     refused = f"cannot open {d}/enable for writing (Permission denied)"
     using = ("scanning with the settings the module was loaded with "
              "(/sys/module/hwlat_detector/parameters): enabled 1, threshold 20 us, "
@@ -217,6 +247,9 @@ def test_locked(tmp):
     ok(rc == 0 and refused in err and using in err,
        f"refused setting files: exit 0, saying what was refused and the settings used (got {rc})",
        err)
+    ok("\rhwlat-scan: 0s elapsed, 2s left, 0 samples, max -\x1b[K" in err and
+       err.endswith("\r\x1b[K") and "elapsed" not in out,
+       "on a terminal the progress line shows and is cleared when the scan ends", repr(err))
     ok("discarded 4 stream lines the detector buffered before the scan started" in err,
        "the 3 windows and the malformed line buffered before the scan are discarded, "
        "and said so", err)

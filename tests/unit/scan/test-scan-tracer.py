@@ -17,8 +17,9 @@ trace_pipe, this script playing the kernel), and proves that:
   settings in force, floor, clock and SMIs unavailable (never 0); a gate
   on smi-rate fails, unknown, saying why;
 - every file is restored as it was, after a completed scan, after SIGTERM
-  ("interrupted"), when trace_pipe cannot be opened ("failed", exit 5) and
-  after a malformed hwlat line (exit 5);
+  ("interrupted"), when trace_pipe cannot be opened ("failed", exit 5),
+  when trace_pipe ends before the duration (exit 5, said; a completed scan
+  does not say it) and after a malformed hwlat line (exit 5);
 - refusals change nothing and say why: current_tracer in use (exit 3,
   naming it), a second scan (exit 3), no tracefs, no hwlat in
   available_tracers (exit 4), mode stop-machine or a mode without a mode
@@ -106,9 +107,9 @@ class FakeKernel(threading.Thread):
     """Plays the tracer: once hwlat-scan opens trace_pipe it records the
     settings, writes lines, waits for current_tracer to be restored."""
 
-    def __init__(self, d, lines):
+    def __init__(self, d, lines, close_early=False):
         super().__init__(daemon=True)
-        self.d, self.lines = d, lines
+        self.d, self.lines, self.close_early = d, lines, close_early
         self.at_open = None
         self.error = None
 
@@ -129,6 +130,8 @@ class FakeKernel(threading.Thread):
             self.at_open = snapshot(self.d)
             for line in self.lines:
                 os.write(fd, (line + "\n").encode())
+            if self.close_early:  # trace_pipe ends under the scan
+                return
             if not fake.wait_for(lambda: fake.read(self.d, "current_tracer") == "nop\n", 120):
                 self.error = "current_tracer never went back to nop"
         except Exception as e:
@@ -224,6 +227,8 @@ def test_scan(tmp):
        "ignoring lines of other tracers or events in trace_pipe, e.g. '" + FOREIGN.strip()[:40]
        in r.stderr.replace("'            ", "'"),
        "lost events and other tracers' lines are said on stderr", r.stderr)
+    ok("trace_pipe ended" not in r.stderr,
+       "a scan that ran its duration does not say trace_pipe ended early", r.stderr)
     ok("hwlat-scan: backend tracer: the kernel's hwlat tracer sampled (no SMI counts, "
        "no detection floor)\n" in r.stdout and "detection floor unavailable" in r.stdout
        and "hwlat-scan: time sampled unavailable\n" in r.stdout,
@@ -398,6 +403,23 @@ def test_failures(tmp):
        after["current_tracer"] == "nop\n" and after["tracing_thresh"] == "7\n",
        f"a window the kernel refuses: exit 5 (got {r.returncode}), not started, width restored",
        (r.stderr, after))
+
+    # trace_pipe ends before the duration: failed, exit 5, said once, restored.
+    sub = os.path.join(tmp, "eof")
+    os.mkdir(sub)
+    d = make_tracefs(sub)
+    before = snapshot(d)
+    export = os.path.join(sub, "export.txt")
+    k = FakeKernel(d, [L1], close_early=True)
+    k.start()
+    r = scan(d, ["--backend", "tracer", "--duration", "60s"], export)
+    k.join(10)
+    s = (entries(export, SUMMARY_ID) or [{}])[0]
+    ok(r.returncode == 5 and r.stderr.count("hwlat-scan: trace_pipe ended before the scan did\n")
+       == 1 and s.get("HWLAT_STATUS") == "failed" and s.get("HWLAT_SAMPLES") == "1" and
+       snapshot(d) == before,
+       f"trace_pipe ending under the scan: exit 5 (got {r.returncode}), said once, summary "
+       "failed with its 1 sample, restored", (r.stderr, s))
 
     # A line that says hwlat but does not parse.
     sub = os.path.join(tmp, "bad")

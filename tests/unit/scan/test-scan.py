@@ -22,7 +22,8 @@ a FIFO for `stream`, this script playing the module) and proves that:
 - --load-module/--unload-module run the module tool only as documented (a
   fake stands in for it; the host kernel is never touched) and keep the
   marker right;
-  a module that is not installed gives exit 4 and says how to install it.
+  a module that is not installed gives exit 4 and says how to install it;
+  a module the tool fails to remove gives exit 4 and the tool's status.
 
 TAP output; exit status 1 when any check failed.
 """
@@ -647,6 +648,16 @@ def test_module_helpers(tmp):
        and f"linux-headers-{rel}" in r.stderr and "dkms autoinstall" in r.stderr
        and c == ["--dry-run --quiet hwlat_detector"] and not os.path.exists(marker),
        "module not installed: exit 4 naming the kernel and the fix", (r.returncode, c, r.stderr))
+    # Loaded by the scan, but the module tool fails to remove it (status 1):
+    # --unload-module exits 4 and says so, not 0 as if it were gone.
+    r = run_scan(fake_dir + ["--load-module"], env=env)
+    c = calls()
+    r = run_scan(fake_dir + ["--unload-module"], env={**env, "FAKE_MODPROBE_MISSING": "1"})
+    ok(r.returncode == 4 and calls() == ["--remove hwlat_detector"] and
+       r.stderr == "hwlat-scan: modprobe --remove hwlat_detector failed (status 1)\n" and
+       os.path.isdir(os.path.join(sysmod, "hwlat_detector")),
+       f"--unload-module whose modprobe --remove fails: exit 4 (got {r.returncode}) with "
+       "the tool's status", (c, r.stderr))
 
 
 def test_scan_id(tmp):

@@ -4,6 +4,8 @@
  * (tests/mutation), each pinned by the value a user or a caller sees:
  * - detector: a closed detector closes nothing when closed again; a cpus
  *   write that fails makes detector_change fail; a short write is -EIO;
+ *   a number file holding no number is -EBADMSG and says what it read;
+ *   the lock is 0 when taken, -EWOULDBLOCK while another detector holds it;
  * - identity: a microcode revision that fits the buffer exactly is kept;
  * - journal entries: the 65th field and a field that does not fit with
  *   its NUL are refused; a value with a newline is exported in the
@@ -11,18 +13,24 @@
  * - locked settings: "0,1" and "0-1" are the same CPUs, an unchanged
  *   threshold is not "not in force", the lockdown note in the refusal;
  *   CPUs in force that do not parse (a module loaded without cpus=) are
- *   compared as text, not as a CPU set never read;
+ *   compared as text, not as a CPU set never read; reading the module's
+ *   parameters after a refusal returns 0 and records them;
  * - module: loaded means /sys/module/hwlat_detector exists; a loaded
- *   module is neither loaded again nor marked as loaded by the scan;
- * - progress: wanted on a terminal; "1 sample" and "2 samples";
+ *   module is neither loaded again nor marked as loaded by the scan; a
+ *   failed "modprobe --remove" is -EIO with its status on stderr;
+ * - progress: wanted on a terminal; "1 sample" and "2 samples"; "0s left"
+ *   at and after the end of the duration;
  * - configuration: drop-ins are *.conf only, a dangling one is an error,
+ *   so is a drop-in directory that is a file (named),
  *   the printed configuration, the mode "none", an openmetrics_file path
  *   one byte too long for the file name with its ".tmp" suffix;
  * - SMI tally: a sample of a CPU beyond HWLAT_MAX_CPUS changes nothing;
  * - module parameters without a mode file are an error naming the file;
  * - debugfs is available when /proc/filesystems lists it ("nodev\tdebugfs");
  * - platform: the hypervisor ID is all 12 bytes of CPUID leaf 0x40000000
- *   (EBX, ECX, EDX), the last four included.
+ *   (EBX, ECX, EDX), the last four included; the platform's hypervisor is
+ *   its name, "none" without the CPUID hypervisor bit, "unknown" without
+ *   CPUID (the case this host's hardware shows).
  * TAP output.
  */
 #if defined(__x86_64__) || defined(__i386__)
@@ -107,11 +115,26 @@ static const char *stderr_of(void (*f)(void *), void *arg)
 	return text;
 }
 
+struct read_number {
+	detector *d;
+	const char *name;
+	int r;
+	uint64_t v;
+};
+
+static void read_number(void *arg)
+{
+	struct read_number *x = arg;
+
+	x->r = detector_read_u64(x->d, x->name, &x->v);
+}
+
 static void test_detector(void)
 {
 	detector d = { .dir_fd = -1 };
 	detector_settings cur, want;
 	char link_path[1024];
+	const char *err;
 	int r;
 
 	put("det/threshold", "10\n");
@@ -130,6 +153,43 @@ static void test_detector(void)
 	r = detector_change(&d, &cur, &want);
 	ok(r == -ENOSPC, "a cpus write that fails fails detector_change: r=%d (want %d)", r,
 	   -ENOSPC);
+
+	/* The scan's lock: 0 when taken, -EWOULDBLOCK while another holds it. */
+	{
+		detector other = { .dir_fd = -1 };
+		int r1, r2, r3 = 1;
+
+		r1 = detector_lock(&d);
+		r2 = detector_open(&other, at("det"));
+		if (r2 == 0)
+			r2 = detector_lock(&other);
+		if (r2 == -EWOULDBLOCK) {
+			detector_close(&d);
+			r3 = detector_lock(&other);
+			if (detector_open(&d, at("det")) < 0)
+				bail("detector_open");
+		}
+		detector_close(&other);
+		ok(r1 == 0 && r2 == -EWOULDBLOCK && r3 == 0,
+		   "detector_lock: 0 (r=%d), -EWOULDBLOCK while another holds it (r=%d), 0 once "
+		   "it is closed (r=%d)", r1, r2, r3);
+	}
+
+	/* A number file that holds no number: -EBADMSG, the file and its text said. */
+	put("det/floor", "12x\n");
+	{
+		struct read_number x = { .d = &d, .name = "floor", .r = 1, .v = 7 };
+		char want_err[1200];
+
+		err = stderr_of(read_number, &x);
+		snprintf(want_err, sizeof(want_err),
+			 "hwlat-scan: %s/floor: expected a number, read '12x'\n", at("det"));
+		ok(x.r == -EBADMSG && x.v == 7 && strcmp(err, want_err) == 0,
+		   "floor '12x': -EBADMSG (r=%d), value untouched, 'expected a number, read "
+		   "'12x'' said", x.r);
+		if (strcmp(err, want_err) != 0)
+			printf("#   got: '%s'\n", err);
+	}
 
 	/* fd 0 must survive a second close of a closed detector. */
 	if (fcntl(STDIN_FILENO, F_GETFD) < 0) {
@@ -376,6 +436,62 @@ static void refuse(void *arg)
 	fprintf(stderr, "exit %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 }
 
+struct locked_read {
+	locked_settings l;
+	int r;
+};
+
+static void read_locked(void *arg)
+{
+	struct locked_read *x = arg;
+	detector d = { .dir_fd = -1 };
+
+	snprintf(d.path, sizeof(d.path), "/fake/hwlat_detector");
+	x->r = locked_settings_read(&d, "enable", -EACCES, &x->l);
+}
+
+/*
+ * The module's parameters read after debugfs refused "enable": 0 (its
+ * documented success, not any other non-negative value), the refusal and
+ * the parameters recorded, and the settings used said on stderr.
+ */
+static void test_locked_read(void)
+{
+	static const char using[] =
+		"hwlat-scan: scanning with the settings the module was loaded with "
+		"(/sys/module/hwlat_detector/parameters): enabled 1, threshold 20 us, "
+		"width 100000 us, window 200000 us, mode round-robin, CPUs 0-1\n";
+	static const char refusal[] =
+		"hwlat-scan: cannot open /fake/hwlat_detector/enable for writing (Permission denied)";
+	static struct locked_read x;
+	const detector_settings *s = &x.l.params.settings;
+	const char *err, *second;
+
+	put("locked-sys/hwlat_detector/parameters/enabled", "1\n");
+	put("locked-sys/hwlat_detector/parameters/threshold", "20\n");
+	put("locked-sys/hwlat_detector/parameters/width", "100000\n");
+	put("locked-sys/hwlat_detector/parameters/window", "200000\n");
+	put("locked-sys/hwlat_detector/parameters/mode", "round-robin\n");
+	put("locked-sys/hwlat_detector/parameters/cpus", "0-1\n");
+	put("locked-sys/hwlat_detector/parameters/allow_high_duty", "Y\n");
+	setenv("HWLAT_SYS_MODULE", at("locked-sys"), 1);
+	x.r = -1;
+	err = stderr_of(read_locked, &x);
+	unsetenv("HWLAT_SYS_MODULE");
+	/* The first line ends with the host's lockdown state: not pinned here. */
+	second = strchr(err, '\n');
+	second = second ? second + 1 : "";
+	ok(x.r == 0 && strcmp(x.l.refused, "enable") == 0 && x.l.refused_errno == EACCES &&
+	   x.l.params.enabled && x.l.params.allow_high_duty && s->threshold_us == 20 &&
+	   s->width_us == 100000 && s->window_us == 200000 &&
+	   strcmp(s->mode, "round-robin") == 0 && strcmp(s->cpus, "0-1") == 0 &&
+	   strncmp(err, refusal, strlen(refusal)) == 0 && strcmp(second, using) == 0,
+	   "locked_settings_read: 0 (r=%d), the refused file, its errno and the module's "
+	   "parameters recorded, the settings used said", x.r);
+	if (strcmp(second, using) != 0)
+		printf("#   got: %s", err);
+}
+
 static void test_lockdown_note(void)
 {
 	static const struct {
@@ -407,9 +523,15 @@ static void test_lockdown_note(void)
 	}
 }
 
+static void unload_module(void *arg)
+{
+	*(int *)arg = module_unload();
+}
+
 static void test_module(void)
 {
 	bool loaded = true;
+	const char *err;
 	int r;
 
 	setenv("HWLAT_SYS_MODULE", at("sys-module"), 1);
@@ -420,6 +542,21 @@ static void test_module(void)
 	/* Loaded already: modprobe (missing here) is not run, nothing to unload. */
 	r = module_load(&loaded);
 	ok(r == 0 && !loaded, "module_load of a loaded module: 0 and not loaded by us (r=%d)", r);
+	/*
+	 * A module tool that fails to remove the module (status 3): -EIO,
+	 * which --unload-module and the scan's cleanup turn into a failure,
+	 * and the status said; not 0 as if the module were gone.
+	 */
+	put("modprobe-fails", "#!/bin/sh\nexit 3\n");
+	if (chmod(at("modprobe-fails"), 0755) < 0)
+		bail("chmod");
+	setenv("HWLAT_MODPROBE", at("modprobe-fails"), 1);
+	err = stderr_of(unload_module, &r);
+	ok(r == -EIO && strcmp(err, "hwlat-scan: modprobe --remove hwlat_detector failed "
+			       "(status 3)\n") == 0,
+	   "a failed modprobe --remove: -EIO (r=%d) and its status on stderr", r);
+	if (strcmp(err, "hwlat-scan: modprobe --remove hwlat_detector failed (status 3)\n") != 0)
+		printf("#   got: %s", err);
 	unsetenv("HWLAT_SYS_MODULE");
 	unsetenv("HWLAT_MODPROBE");
 }
@@ -433,8 +570,20 @@ static void show_progress(void *arg)
 	progress_stop(p);
 }
 
+static void show_progress_late(void *arg)
+{
+	progress *p = arg;
+
+	progress_update(p, 10 * NSEC_PER_SEC, 1, 25000);
+	progress_update(p, 12 * NSEC_PER_SEC, 1, 25000);
+	progress_stop(p);
+}
+
 static void test_progress(void)
 {
+	static const char late[] =
+		"\rhwlat-scan: 10s elapsed, 0s left, 1 sample, max 25.0 us\033[K"
+		"\rhwlat-scan: 12s elapsed, 0s left, 1 sample, max 25.0 us\033[K\r\033[K";
 	progress p;
 	int master, slave, saved;
 	const char *err;
@@ -445,6 +594,13 @@ static void test_progress(void)
 	ok(strcmp(err, "\rhwlat-scan: 1s elapsed, 9s left, 1 sample, max 25.0 us\033[K"
 		       "\rhwlat-scan: 2s elapsed, 8s left, 2 samples, max 31.0 us\033[K\r\033[K") == 0,
 	   "progress lines: '1 sample', then '2 samples', then cleared");
+
+	/* At the end of the duration and past it (a late wakeup): 0s left, not 1s. */
+	progress_start(&p, true, 0, 10 * NSEC_PER_SEC);
+	err = stderr_of(show_progress_late, &p);
+	ok(strcmp(err, late) == 0, "progress at and past the end of the duration: '0s left'");
+	if (strcmp(err, late) != 0)
+		printf("#   got: %s\n", err + 1);
 
 	unsetenv("INVOCATION_ID");
 	master = posix_openpt(O_RDWR | O_NOCTTY);
@@ -586,6 +742,20 @@ static void test_debugfs_available(void)
 	   yes, no);
 }
 
+struct load_config {
+	const char *path;
+	scan_config c;
+	int r;
+};
+
+static void load_config(void *arg)
+{
+	struct load_config *x = arg;
+
+	config_init(&x->c);
+	x->r = config_load(&x->c, x->path, true);
+}
+
 static void test_config(void)
 {
 	static scan_config c;
@@ -642,6 +812,24 @@ static void test_config(void)
 	r = config_load(&c, at("conf2/scan.conf"), true);
 	ok(r == -ENOENT && !c.set[CONFIG_THRESHOLD],
 	   "a dangling drop-in fails the load with -ENOENT, nothing taken (r=%d)", r);
+	/* A drop-in "directory" that is a file: the error, named, not a crash. */
+	put("conf3/scan.conf", "threshold = 10us\n");
+	put("conf3/scan.conf.d", "not a directory\n");
+	{
+		static struct load_config x;
+		char want_err[1200], path[1024];
+		const char *err;
+
+		snprintf(path, sizeof(path), "%s", at("conf3/scan.conf"));
+		x.path = path;
+		snprintf(want_err, sizeof(want_err), "hwlat-scan: cannot read the drop-in "
+			 "directory %s: Not a directory\n", at("conf3/scan.conf.d"));
+		err = stderr_of(load_config, &x);
+		ok(x.r == -ENOTDIR && strcmp(err, want_err) == 0,
+		   "a drop-in directory that is a file: -ENOTDIR (r=%d), said", x.r);
+		if (strcmp(err, want_err) != 0)
+			printf("#   got: '%s'\n", err);
+	}
 }
 
 /*
@@ -651,6 +839,27 @@ static void test_config(void)
  * patterns, so that no byte can keep what was there before. Skipped on
  * bare metal (no hypervisor bit) and off x86.
  */
+/*
+ * platform_read()'s hypervisor field says what CPUID says: the vendor
+ * name under a hypervisor, "none" on a CPU without the hypervisor bit,
+ * "unknown" without CPUID. Which case a host shows is its hardware's:
+ * "none" is checked only on bare metal.
+ */
+static void test_platform_hypervisor(void)
+{
+	static platform p;
+	char id[HYPERVISOR_ID_LEN], want[HYPERVISOR_ID_LEN + 8];
+	int r = cpuid_hypervisor_id(id);
+
+	if (r > 0)
+		hypervisor_name(id, want, sizeof(want));
+	else
+		snprintf(want, sizeof(want), "%s", r == 0 ? "none" : "unknown");
+	platform_read(at("no-platform-root"), &p);
+	ok(strcmp(p.hypervisor, want) == 0, "the hypervisor of this host is '%s' (CPUID says %s)",
+	   p.hypervisor, r > 0 ? "a hypervisor" : r == 0 ? "no hypervisor" : "no CPUID");
+}
+
 static void test_hypervisor_id(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -695,6 +904,7 @@ int main(void)
 	test_journal_socket_errno();
 	test_locked_compare();
 	test_lockdown_note();
+	test_locked_read();
 	test_module();
 	test_progress();
 	test_config();
@@ -703,6 +913,7 @@ int main(void)
 	test_params_no_mode();
 	test_debugfs_available();
 	test_hypervisor_id();
+	test_platform_hypervisor();
 	{
 		char cmd[128];
 
