@@ -113,6 +113,7 @@ struct hwlat_config {
 	u64 window_ns;
 	enum hwlat_mode mode;
 	u64 gen;		/* bumped by every change of settings */
+	u64 epoch_ns;		/* CLOCK_MONOTONIC: start of the window grid */
 };
 
 /* main.c */

@@ -15,6 +15,7 @@
 #include <linux/sched/isolation.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
+#include <linux/timekeeping.h>
 
 #include "hwlat.h"
 
@@ -159,6 +160,7 @@ static enum hwlat_mode hwlat_mode = HWLAT_MODE_ROUND_ROBIN;
 static cpumask_var_t hwlat_cpus;	/* empty: the housekeeping CPUs */
 static cpumask_var_t hwlat_excluded;	/* nohz_full= and isolcpus= CPUs */
 static u64 hwlat_cfg_gen;
+static u64 hwlat_cfg_epoch_ns;
 static bool hwlat_enabled;
 
 bool hwlat_is_enabled(void)
@@ -174,6 +176,7 @@ void hwlat_get_config(struct hwlat_config *cfg)
 	cfg->window_ns = hwlat_window_us * NSEC_PER_USEC;
 	cfg->mode = READ_ONCE(hwlat_mode);
 	cfg->gen = hwlat_cfg_gen;
+	cfg->epoch_ns = hwlat_cfg_epoch_ns;
 	spin_unlock(&hwlat_cfg_lock);
 }
 
@@ -271,6 +274,7 @@ static int hwlat_apply(const char *what, u64 val, u64 thresh, u64 wid,
 	WRITE_ONCE(hwlat_width_us, wid);
 	WRITE_ONCE(hwlat_window_us, win);
 	hwlat_cfg_gen++;
+	hwlat_cfg_epoch_ns = ktime_get_mono_fast_ns();
 	spin_unlock(&hwlat_cfg_lock);
 	if (hwlat_enabled)
 		hwlat_sampler_kick();
@@ -356,6 +360,10 @@ static int hwlat_start_locked(void)
 		return -ENOMEM;
 	/* Offline CPUs too: they are sampled once they come online. */
 	hwlat_allowed_cpus_locked(eff);
+	/* The window grid starts now: the first width runs at once. */
+	spin_lock(&hwlat_cfg_lock);
+	hwlat_cfg_epoch_ns = ktime_get_mono_fast_ns();
+	spin_unlock(&hwlat_cfg_lock);
 	ret = hwlat_sampler_start(hwlat_mode, eff);
 	free_cpumask_var(eff);
 	return ret;

@@ -34,6 +34,7 @@ struct hwlat_thread {
 	int cpu;			/* per-cpu: its CPU; else last one used */
 	cpumask_var_t allowed;		/* CPUs this thread may sample */
 	u64 gen;			/* settings generation of the last width */
+	u64 start_ns;			/* when the last width began; 0: none */
 	u64 width_end_ns;		/* when the last width (or try) ended */
 	bool stopping;			/* finish the width, then wait for stop */
 };
@@ -525,30 +526,86 @@ static bool hwlat_thread_should_stop(struct hwlat_thread *t)
 }
 
 /*
- * Sleeps until the next window: window - width after the last width ended.
- * Once the settings changed (hwlat_sampler_kick() wakes us), only as long as
- * the new settings' duty bound demands (at least 1 ms), so that a write
+ * Where this thread's windows begin: the settings' epoch, plus, in per-cpu
+ * mode, an equal share of the window for each sampling CPU before this one.
+ * Staggered so, a machine-wide stall (a broadcast SMI, a hypervisor) always
+ * finds some CPU inside a width once the widths cover window / CPUs. The
+ * CPUs are counted as they are online now: a hotplug shifts the phases.
+ */
+static u64 hwlat_phase_ns(const struct hwlat_thread *t, u64 window_ns)
+{
+	unsigned int cpu, slot = 0, slots = 0;
+
+	if (t->mode != HWLAT_MODE_PER_CPU)
+		return 0;
+	for_each_cpu_and(cpu, hwlat_pcpu_mask, cpu_online_mask) {
+		if (cpu < (unsigned int)t->cpu)
+			slot++;
+		slots++;
+	}
+	if (slots < 2)
+		return 0;
+	return div_u64(window_ns * slot, slots);
+}
+
+/* The first point of the grid @base + k * @window (k >= 0) after @after. */
+static u64 hwlat_grid_after(u64 base, u64 window_ns, u64 after)
+{
+	if (after < base)
+		return base;
+	return base + (div64_u64(after - base, window_ns) + 1) * window_ns;
+}
+
+/*
+ * When the next width is due. Widths begin on a fixed grid, one per window,
+ * so that the time between two widths does not grow by what the width, the
+ * report and the wake-up cost, and the duty cycle is width / window. The
+ * first width on new settings waits for its own grid point and, after a
+ * width on the old ones, for the sleep the mode's duty bound demands. A
+ * width that ends too late for its successor's grid point starts that one
+ * late (1 ms after), rather than skipping it.
+ */
+static u64 hwlat_next_start_ns(const struct hwlat_thread *t,
+			       const struct hwlat_config *cfg)
+{
+	u64 base = cfg->epoch_ns + hwlat_phase_ns(t, cfg->window_ns);
+	u64 due, earliest;
+
+	if (!t->start_ns) {
+		due = base;
+		earliest = 0;
+	} else if (cfg->gen != t->gen) {
+		due = base;
+		earliest = t->width_end_ns +
+			   hwlat_min_sleep_ns(cfg->mode, cfg->width_ns);
+	} else {
+		due = hwlat_grid_after(base, cfg->window_ns, t->start_ns);
+		earliest = t->width_end_ns + HWLAT_MIN_SLEEP_US * NSEC_PER_USEC;
+	}
+	return max(due, earliest);
+}
+
+/*
+ * Sleeps until the next width is due. A change of settings
+ * (hwlat_sampler_kick() wakes us) starts a new grid, so that a write
  * applies within about 1 ms plus the width in progress. Returns on stop.
  */
 static void hwlat_sleep(struct hwlat_thread *t)
 {
 	struct hwlat_config cfg;
-	u64 rest, now;
 	ktime_t until;
+	u64 due;
 
 	for (;;) {
 		set_current_state(TASK_INTERRUPTIBLE);
 		if (hwlat_thread_should_stop(t))
 			break;
 		hwlat_get_config(&cfg);
-		rest = hwlat_min_sleep_ns(cfg.mode, cfg.width_ns);
-		if (cfg.gen == t->gen)
-			rest = max(rest, cfg.window_ns - cfg.width_ns);
-		now = ktime_get_mono_fast_ns();
-		if (now - t->width_end_ns >= rest)
+		due = hwlat_next_start_ns(t, &cfg);
+		if (ktime_get_mono_fast_ns() >= due)
 			break;
 		/* Same clock: mono_fast is CLOCK_MONOTONIC read without locks. */
-		until = ns_to_ktime(t->width_end_ns + rest);
+		until = ns_to_ktime(due);
 		schedule_hrtimeout(&until, HRTIMER_MODE_ABS);
 	}
 	__set_current_state(TASK_RUNNING);
@@ -558,7 +615,11 @@ static int hwlat_thread_fn(void *data)
 {
 	struct hwlat_thread *t = data;
 
-	while (!hwlat_thread_should_stop(t)) {
+	for (;;) {
+		hwlat_sleep(t);
+		if (hwlat_thread_should_stop(t))
+			break;
+		t->start_ns = ktime_get_mono_fast_ns();
 		switch (t->mode) {
 		case HWLAT_MODE_PER_CPU:
 			hwlat_window_per_cpu(t);
@@ -571,7 +632,6 @@ static int hwlat_thread_fn(void *data)
 			break;
 		}
 		t->width_end_ns = ktime_get_mono_fast_ns();
-		hwlat_sleep(t);
 	}
 
 	/* Asked to stop early: idle until kthread_stop() collects us. */

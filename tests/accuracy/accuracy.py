@@ -691,15 +691,26 @@ class Suite:
         r = a.match_stalls(run.samples, stalls, off, THRESHOLD_NS, WIDTH_NS, WINDOW_NS,
                            per_cpu=(mode == "per-cpu"), strict=not spinner,
                            slack_ns=50 * MS if spinner else MS, host_delays=monitor.delays,
-                           recall_margin=0.4 if spinner else 0.1, widths=widths,
-                           widths_note=why)
+                           recall_margin=0.4 if spinner else 0.0 if mode == "per-cpu" else 0.1,
+                           widths=widths, widths_note=why)
+        # Issue 15: the widths must cover the time the settings promise,
+        # over the injection period; per-cpu staggers 2 CPUs by half a
+        # window, so together they cover all of it.
+        promised = min(1.0, (2 if mode == "per-cpu" else 1) * WIDTH_NS / WINDOW_NS)
+        covered = None
+        if widths:
+            covered, lost = a.judge_coverage(widths, stalls[0].start + off,
+                                             stalls[-1].end + off, promised)
+            if lost:
+                r.failures.append(lost)
         if widths:
             trace_note = (f"traced widths: {len(widths)} on-CPU periods of "
                           f"{a.SAMPLER_THREADS[mode]} >= 50 % of the width (trace clock "
                           f"{run.trace_clock}, {a.trace_clock_offset(run) / 1000:.1f} us from "
                           f"CLOCK_REALTIME); stalls started inside one: "
-                          f"{len(r.eligible)}/{r.stalls} ({r.eligible_fraction:.2f}); first "
-                          f"stall {lead:.3f} s after the sampling mark")
+                          f"{len(r.eligible)}/{r.stalls} ({r.eligible_fraction:.2f}); widths "
+                          f"covered {covered:.3f} of the injection period (promised "
+                          f"{promised:.2f}); first stall {lead:.3f} s after the sampling mark")
         else:
             trace_note = f"no traced widths ({why}): fixed recall bound"
         label = ("harness self-check (user-space spinner, no module; recall >= 0.5, error <= "
@@ -720,6 +731,7 @@ class Suite:
             "eligible": None if r.eligible is None else len(r.eligible),
             "eligible_fraction": r.eligible_fraction, "recall_needed": r.need,
             "recall_bound": r.bound, "traced_widths": len(widths) if widths else 0,
+            "coverage": covered, "coverage_promised": promised,
             "first_stall_after_mark_s": lead,
             "over_threshold": r.over_threshold, "matched_windows": r.matched_samples,
             "precision": r.precision, "worst_error_ms": r.worst_error_ns / MS,

@@ -462,6 +462,34 @@ def in_widths(t, widths):
     return any(s <= t <= e for s, e in widths)
 
 
+def coverage(widths, start, end):
+    """The fraction of [start, end] (guest ns) that the union of `widths`
+    [(start, end)] covers: the time some CPU was inside a width."""
+    if end <= start:
+        return 0.0
+    covered, reach = 0, start
+    for s, e in sorted(widths):
+        s, e = max(s, reach), min(e, end)
+        if e > s:
+            covered += e - s
+            reach = e
+    return covered / (end - start)
+
+
+def judge_coverage(widths, start, end, promised, margin=0.05):
+    """Issue 15: the traced widths must cover the sampling time the settings
+    promise (width / window, or 1 when staggered per-cpu widths overlap)
+    within `margin`. Time lost to wake-ups, migrations or the report path
+    shows as coverage below the promise. Returns (fraction, failure or
+    None)."""
+    got = coverage(widths, start, end)
+    if got < promised - margin - 1e-9:
+        return got, (f"the widths covered {got:.3f} of the {(end - start) / SEC:.1f} s "
+                     f"sampled, the settings promise {promised:.2f} (at least "
+                     f"{promised - margin:.2f} required)")
+    return got, None
+
+
 @dataclass
 class StallResult:
     stalls: int

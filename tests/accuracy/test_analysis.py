@@ -107,6 +107,47 @@ class Offset(unittest.TestCase):
         self.assertLess(abs(off - OFFSET), 2 * MS)
 
 
+class Coverage(unittest.TestCase):
+    """Issue 15 item 4: the widths must cover what width / window promises."""
+
+    def grid(self, n, width, window, phase=0):
+        return [(phase + k * window, phase + k * window + width) for k in range(n)]
+
+    def test_widths_on_a_grid_cover_the_duty_cycle(self):
+        got, why = a.judge_coverage(self.grid(10, WIDTH, WINDOW), 0, 10 * WINDOW, 0.9)
+        self.assertAlmostEqual(got, 0.9)
+        self.assertIsNone(why)
+
+    def test_widths_that_drift_late_fail(self):
+        # Each window 100 ms late (wake-up, report): in 10 s, 9 widths and
+        # the first 100 ms of a tenth, 8.2 s.
+        drift = [(k * 1_100 * MS, k * 1_100 * MS + WIDTH) for k in range(10)]
+        got, why = a.judge_coverage(drift, 0, 10 * WINDOW, 0.9)
+        self.assertAlmostEqual(got, 0.82)
+        self.assertIn("covered 0.820", why)
+        self.assertIn("at least 0.85", why)
+
+    def test_edge_of_the_margin(self):
+        widths = self.grid(10, 850 * MS, WINDOW)
+        self.assertIsNone(a.judge_coverage(widths, 0, 10 * WINDOW, 0.9)[1])
+        widths = self.grid(10, 849 * MS, WINDOW)
+        self.assertIsNotNone(a.judge_coverage(widths, 0, 10 * WINDOW, 0.9)[1])
+
+    def test_staggered_cpus_cover_everything_in_phase_ones_do_not(self):
+        half = WINDOW // 2
+        staggered = self.grid(10, WIDTH, WINDOW) + self.grid(10, WIDTH, WINDOW, half)
+        self.assertAlmostEqual(a.coverage(staggered, half, 10 * WINDOW), 1.0)
+        in_phase = self.grid(10, WIDTH, WINDOW) * 2
+        got, why = a.judge_coverage(in_phase, half, 10 * WINDOW, 1.0)
+        # [0.5, 0.9] of the first window, then nine whole widths, of 9.5 s.
+        self.assertAlmostEqual(got, (400 * MS + 9 * WIDTH) / (10 * WINDOW - half))
+        self.assertIsNotNone(why)
+
+    def test_span_clips_widths_and_empty_span_is_zero(self):
+        self.assertAlmostEqual(a.coverage([(-5 * SEC, 5 * SEC)], 0, SEC), 1.0)
+        self.assertEqual(a.coverage([(0, SEC)], SEC, SEC), 0.0)
+
+
 class Stalls(unittest.TestCase):
     def judge(self, stalls, samples, per_cpu=False):
         off, _ = a.refine_offset(samples, stalls, OFFSET + 20 * MS)
