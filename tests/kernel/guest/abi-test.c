@@ -871,6 +871,55 @@ static void test_sampled(void)
 }
 
 /* count and max agree with the stream when nothing was dropped. */
+/*
+ * Issue 15: widths begin on a grid, one per window from enable, and in
+ * per-cpu mode CPU 1's half a window after CPU 0's, so that a stall of the
+ * whole machine always finds one of them sampling. With a threshold no gap
+ * can pass, a window's time is its width's start. Before, both CPUs began
+ * at enable and slept in phase (offset near 0).
+ */
+static void test_stagger(void)
+{
+	const uint64_t window = 200000000ull, half = window / 2, slack = 15000000ull;
+	struct stream_acc a = { 0 };
+	uint64_t worst_grid = 0, worst_phase = 0;
+	bool grid = true, staggered = true;
+
+	if (cpus_online() < 2) {
+		diag("one CPU only: staggering not tested");
+		return;
+	}
+	configure("per-cpu", 1000000, 100000, 200000);
+	wr("cpus", "0-1");
+	wr("enable", "1");
+	read_stream(&a, 2100, 0, 65536, NULL);
+	wr("enable", "0");
+	wr("cpus", "");
+	for (int c = 0; c < 2; c++)
+		for (unsigned int k = 1; k < a.nts[c]; k++) {
+			int64_t off = (int64_t)(a.ts[c][k] - a.ts[c][0] - k * window);
+			uint64_t err = off < 0 ? (uint64_t)-off : (uint64_t)off;
+
+			worst_grid = err > worst_grid ? err : worst_grid;
+			grid = grid && err <= slack;
+		}
+	for (unsigned int k = 0; k < a.nts[1] && a.nts[0]; k++) {
+		uint64_t phase = (a.ts[1][k] - a.ts[0][0]) % window;
+		uint64_t err = phase > half ? phase - half : half - phase;
+
+		worst_phase = err > worst_phase ? err : worst_phase;
+		staggered = staggered && a.ts[1][k] > a.ts[0][0] && err <= slack;
+	}
+	if (!ok(a.nts[0] >= 8 && a.nts[1] >= 8 && grid,
+		"per-cpu 100 ms / 200 ms: each CPU's widths start k x 200 ms after its first (within 15 ms)"))
+		diag("%u and %u windows, worst %" PRIu64 " us off the grid", a.nts[0], a.nts[1],
+		     worst_grid / 1000);
+	if (!ok(a.nts[0] >= 8 && a.nts[1] >= 8 && staggered,
+		"per-cpu 100 ms / 200 ms: CPU 1's widths start 100 ms after CPU 0's (within 15 ms)"))
+		diag("worst %" PRIu64 " us from half a window; first starts %" PRIu64 " and %" PRIu64,
+		     worst_phase / 1000, a.nts[0] ? a.ts[0][0] : 0, a.nts[1] ? a.ts[1][0] : 0);
+}
+
 static void test_count_max_vs_stream(void)
 {
 	_cleanup_close_ int fd = -1;
@@ -1329,6 +1378,7 @@ int main(int argc, char **argv)
 	test_cpus_limit();
 	test_dropped();
 	test_prompt_settings();
+	test_stagger();
 	test_sampled();
 	return tap_done();
 }

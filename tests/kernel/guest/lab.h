@@ -342,6 +342,8 @@ struct stream_acc {
 	uint64_t cpus_seen; /* bit mask of CPUs */
 	uint64_t lines_of[64]; /* lines per CPU, CPUs 0-63 */
 	uint64_t max_cpu;
+	uint64_t ts[2][32]; /* window times (ns) of CPUs 0 and 1, the first 32 */
+	unsigned int nts[2];
 	char first_bad[160];
 	bool have_seq;
 };
@@ -365,6 +367,8 @@ static inline void acc_line(struct stream_acc *a, const char *l, size_t len)
 	}
 	if (s.cpu > a->max_cpu)
 		a->max_cpu = s.cpu;
+	if (s.cpu < 2 && a->nts[s.cpu] < 32)
+		a->ts[s.cpu][a->nts[s.cpu]++] = s.sec * 1000000000ull + s.nsec;
 	if (a->have_seq) {
 		if (s.seq <= a->last_seq)
 			a->out_of_order++;
