@@ -355,6 +355,17 @@ def test_stream_does_not_end(tmp):
        f"(got {r.returncode})", (error, r.stderr[:2000], sm))
 
 
+def wait_stopped(pid, limit=10.0):
+    """Returns once /proc says pid is stopped (state T), at most limit s."""
+    end = time.monotonic() + limit
+    while time.monotonic() < end:
+        with open(f"/proc/{pid}/stat") as f:
+            if f.read().rsplit(")", 1)[1].split()[0] == "T":
+                return
+        time.sleep(0.01)
+    raise RuntimeError(f"process {pid} did not stop within {limit} s")
+
+
 def test_locked_eof_with_signal(tmp):
     """With the module's settings (debugfs refuses writes) the stream is
     read once more after the scan stops: an EOF found there fails the scan
@@ -384,6 +395,10 @@ def test_locked_eof_with_signal(tmp):
     # Stopped, the scan sees the signal and the stream's EOF at once; it
     # takes the signal first, then the last read finds the EOF.
     os.kill(p.pid, signal.SIGSTOP)
+    # kill() returns before the scan has stopped: closing the stream while
+    # it still runs lets it see the EOF alone, before the SIGTERM exists
+    # (seen once in 2026-12-05's mutation run). Wait for state T.
+    wait_stopped(p.pid)
     os.close(fd)
     os.kill(p.pid, signal.SIGTERM)
     os.kill(p.pid, signal.SIGCONT)

@@ -332,6 +332,18 @@ def test_refusals(tmp):
     r = scan(sub, ["--backend", "tracer"], os.path.join(sub, "export.txt"))
     ok(r.returncode == 4 and f"{sub} is no tracefs directory (it has no available_tracers)"
        in r.stderr, f"no tracefs: exit 4 saying so (got {r.returncode})", r.stderr)
+    # available_tracers that exists but cannot be read (here a directory:
+    # root reads any file) is an error with its cause, not "no hwlat tracer"
+    # read from a buffer nothing was read into.
+    sub = os.path.join(tmp, "unreadable")
+    os.mkdir(sub)
+    d = make_tracefs(sub, available_tracers=None)
+    os.mkdir(os.path.join(d, "available_tracers"))
+    r = scan(d, ["--backend", "tracer"], os.path.join(sub, "export.txt"))
+    ok(r.returncode == 4 and f"cannot read {d}/available_tracers: Is a directory" in r.stderr
+       and "does not list it" not in r.stderr,
+       f"unreadable available_tracers: exit 4, names the file and the cause (got "
+       f"{r.returncode})", r.stderr)
 
 
 def test_busy_message(tmp):
