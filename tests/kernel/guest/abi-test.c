@@ -724,9 +724,15 @@ static uint64_t minus(uint64_t a, uint64_t b)
 
 /*
  * Samples for about ms in mode with width/window (us) on cpus ("" for all),
- * then disables: each listed CPU sampled at least one width per window it
- * reported (and at least one), and no more than the time elapsed minus the
- * sleeps (window - width at least) between the widths it reported.
+ * then disables and reads the stream to its end: each listed CPU sampled at
+ * least one width per window it reported (and at least one), and no more
+ * than what its widths can hold: a width stops at the first clock read at
+ * or past its end, so it overshoots by at most its last inner and outer
+ * gaps (each at most the window's maximum, which its line reports), plus
+ * 1 ms a width for the reads that end it. One thread (not per-cpu): the
+ * widths together, with at least 1 ms of sleep between two, fit in the
+ * time elapsed. (Widths start one window apart on a grid, so a width that
+ * ran long is followed by a shorter sleep: the sleeps are no bound.)
  */
 static void check_sampled_mode(const char *mode, long long width, long long window,
 			       const char *cpus, unsigned int ms)
@@ -735,7 +741,7 @@ static void check_sampled_mode(const char *mode, long long width, long long wind
 	struct stream_acc a = { 0 };
 	char raw[4096], raw2[4096];
 	uint64_t t0, elapsed, total = 0, wns = (uint64_t)width * 1000;
-	uint64_t sleep_ns = (uint64_t)(window - width) * 1000, lines = 0, most;
+	uint64_t lines = 0, most;
 	bool per_cpu = strcmp(mode, "per-cpu") == 0, good = true;
 	int n, n2;
 
@@ -746,14 +752,17 @@ static void check_sampled_mode(const char *mode, long long width, long long wind
 	read_stream(&a, ms, 0, 65536, NULL);
 	wr("enable", "0");
 	elapsed = now_ns() - t0;
+	/* The lines of the widths that ended after the first read's deadline. */
+	read_stream(&a, 2000, 0, 65536, NULL);
 	n = read_sampled(v, 64, raw, sizeof(raw));
 	for (int i = 0; i < n; i++) {
 		uint64_t reported = v[i].cpu < 64 ? a.lines_of[v[i].cpu] : 0;
 
 		total += v[i].ns;
 		lines += reported;
-		/* One thread per CPU in per-cpu mode: its own sleeps. */
-		most = per_cpu && reported ? minus(elapsed, (reported - 1) * sleep_ns) : elapsed;
+		most = reported * (wns + 1000000) + (v[i].cpu < 64 ? a.gaps_of[v[i].cpu] : 0);
+		if (most > elapsed)
+			most = elapsed;
 		if (v[i].ns < wns || v[i].ns < reported * wns || v[i].ns > most) {
 			good = false;
 			diag("%s: CPU %u sampled %" PRIu64 " ns, %" PRIu64
@@ -762,7 +771,7 @@ static void check_sampled_mode(const char *mode, long long width, long long wind
 		}
 	}
 	/* Otherwise one thread samples: its widths and sleeps take turns. */
-	if (!per_cpu && lines && total > minus(elapsed, (lines - 1) * sleep_ns)) {
+	if (!per_cpu && lines && total > minus(elapsed, (lines - 1) * 1000000)) {
 		good = false;
 		diag("%s: %" PRIu64 " ns sampled in all, %" PRIu64 " windows reported", mode,
 		     total, lines);
@@ -770,7 +779,7 @@ static void check_sampled_mode(const char *mode, long long width, long long wind
 	diag("%s cpus \"%s\": sampled \"%s\" in %" PRIu64 " ns, %" PRIu64 " lines", mode, cpus,
 	     escs(raw), elapsed, a.lines);
 	if (!ok(n >= 1 && good && (!per_cpu || n == cpus_online()),
-		"%s width %lld us window %lld us: sampled lists %s, each between its reported widths and the time elapsed minus the sleeps",
+		"%s width %lld us window %lld us: sampled lists %s, each between its reported widths and what they can hold",
 		mode, width, window, per_cpu ? "every CPU" : "the sampling CPUs"))
 		diag("%d lines", n);
 	sleep_ms(300);

@@ -342,6 +342,7 @@ struct stream_acc {
 	uint64_t cpus_seen; /* bit mask of CPUs */
 	uint64_t lines_of[64]; /* lines per CPU, CPUs 0-63 */
 	uint64_t max_cpu;
+	uint64_t gaps_of[64]; /* per CPU, the sum of each line's inner + outer */
 	uint64_t ts[2][32]; /* window times (ns) of CPUs 0 and 1, the first 32 */
 	unsigned int nts[2];
 	char first_bad[160];
@@ -364,6 +365,7 @@ static inline void acc_line(struct stream_acc *a, const char *l, size_t len)
 	if (s.cpu < 64) {
 		a->cpus_seen |= 1ull << s.cpu;
 		a->lines_of[s.cpu]++;
+		a->gaps_of[s.cpu] += s.inner_ns + s.outer_ns;
 	}
 	if (s.cpu > a->max_cpu)
 		a->max_cpu = s.cpu;
