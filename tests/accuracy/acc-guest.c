@@ -1008,6 +1008,9 @@ static int tracer_sample(const char *mode, long seconds, int trace)
 	}
 	if (tracing)
 		printf("HWLAT-TRACE-END lines=%u overrun=%llu\n", traced, overrun);
+	/* The tracer cannot be changed while trace_pipe is open (-EBUSY). */
+	close(fd);
+	fd = -1;
 	tracer_set("current_tracer", "nop");
 	print_nmis("after");
 	printf("HWLAT-STATS count=%u dropped=%llu\n", samples, overrun);

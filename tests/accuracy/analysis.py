@@ -1234,7 +1234,8 @@ def _frac(x):
 
 def versus_table(rows):
     """The benchmark's one table (markdown lines): per backend and mode the
-    figures, and each figure's ratio to the tracer's same mode."""
+    figures, and each figure of ours as a ratio to the tracer's same mode
+    (the tracer's own rows: "-")."""
     tracer = {r.mode: r for r in rows if r.backend == "tracer"}
     out = ["| backend | mode | recall | begun in a width | precision | median error "
            "| worst error | NMIs attributed | recall / tracer | in-width / tracer "
@@ -1257,7 +1258,8 @@ def versus_table(rows):
         out.append(f"| {r.backend} | {r.mode} | {_frac(r.recall)} ({r.found}/{r.stalls}) | "
                    f"{elig} | {prec} | {_ms(r.median_error_ns)} | {_ms(r.worst_error_ns)} | "
                    f"{nmi} | "
-                   + " | ".join(ratio(getattr(r, k), getattr(t, k) if t else None)
+                   + " | ".join("-" if r.backend == "tracer" else
+                                ratio(getattr(r, k), getattr(t, k) if t else None)
                                 for k in ("recall", "eligible", "precision", "median_error_ns",
                                           "worst_error_ns", "nmi_attributed")) + " |")
     return out

@@ -975,6 +975,7 @@ class Versus(unittest.TestCase):
         self.assertEqual(ours[5], "0.040 ms")
         # recall, in-width (no trace: n/a), precision, median, worst, NMI (none)
         self.assertEqual(ours[8:14], ["1.00", "n/a", "1.00", "0.50", "0.50", "n/a |"])
+        self.assertEqual(table[3].split(" | ")[8:14], ["-"] * 5 + ["- |"])
         self.assertIn("not measured: guest died", table[4])
         self.assertEqual((a.ratio(1, 0), a.ratio(0, 0), a.ratio(None, 1)),
                          ("inf", "n/a", "n/a"))
