@@ -1129,6 +1129,7 @@ class VersusRow:
     found: int = 0
     recall: float = None
     eligible: int = None         # stalls begun inside a traced width (None: no trace)
+    duty: float = None           # traced_duty() of the widths (None: no trace)
     precision: float = None      # None: no window above the threshold at all
     over_threshold: int = 0
     median_error_ns: float = None
@@ -1151,9 +1152,30 @@ class VersusRow:
             if self.nmi_attributed is not None and self.nmi_injected else None
 
 
-def versus_row(backend, mode, stalls=None, nmis=None, error=None):
-    """A VersusRow from a StallResult and an NmiResult (either may be None)."""
-    row = VersusRow(backend=backend, mode=mode, error=error)
+def traced_duty(widths):
+    """The fraction of the time from the first traced width's start to the
+    last one's end that some CPU was inside a width (the union of all CPUs'
+    widths): what a machine-wide stall beginning at a random time finds.
+    None with fewer than two widths."""
+    if not widths or len(widths) < 2:
+        return None
+    ws = sorted(widths)
+    covered, cur_s, cur_e = 0, ws[0][0], ws[0][1]
+    for s, e in ws[1:]:
+        if s > cur_e:
+            covered += cur_e - cur_s
+            cur_s, cur_e = s, e
+        else:
+            cur_e = max(cur_e, e)
+    covered += cur_e - cur_s
+    span = max(e for _, e in ws) - ws[0][0]
+    return covered / span if span > 0 else None
+
+
+def versus_row(backend, mode, stalls=None, nmis=None, error=None, duty=None):
+    """A VersusRow from a StallResult and an NmiResult (either may be None);
+    duty: traced_duty() of the run's widths."""
+    row = VersusRow(backend=backend, mode=mode, error=error, duty=duty)
     if stalls is not None:
         row.stalls, row.found, row.recall = stalls.stalls, stalls.found, stalls.recall
         row.eligible = None if stalls.eligible is None else len(stalls.eligible)
@@ -1237,14 +1259,15 @@ def versus_table(rows):
     figures, and each figure of ours as a ratio to the tracer's same mode
     (the tracer's own rows: "-")."""
     tracer = {r.mode: r for r in rows if r.backend == "tracer"}
-    out = ["| backend | mode | recall | begun in a width | precision | median error "
-           "| worst error | NMIs attributed | recall / tracer | in-width / tracer "
-           "| precision / tracer | median / tracer | worst / tracer | NMI / tracer |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    out = ["| backend | mode | recall | begun in a width | traced duty | precision "
+           "| median error | worst error | NMIs attributed | recall / tracer "
+           "| in-width / tracer | precision / tracer | median / tracer | worst / tracer "
+           "| NMI / tracer |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         if r.error:
             out.append(f"| {r.backend} | {r.mode} | not measured: {r.error} |"
-                       + " |" * 12)
+                       + " |" * 13)
             continue
         t = tracer.get(r.mode)
         t = None if t is None or t.error else t
@@ -1256,7 +1279,7 @@ def versus_table(rows):
         prec = ("n/a (no window)" if r.precision is None else
                 f"{r.precision:.2f} ({r.over_threshold} windows)")
         out.append(f"| {r.backend} | {r.mode} | {_frac(r.recall)} ({r.found}/{r.stalls}) | "
-                   f"{elig} | {prec} | {_ms(r.median_error_ns)} | {_ms(r.worst_error_ns)} | "
+                   f"{elig} | {_frac(r.duty)} | {prec} | {_ms(r.median_error_ns)} | {_ms(r.worst_error_ns)} | "
                    f"{nmi} | "
                    + " | ".join("-" if r.backend == "tracer" else
                                 ratio(getattr(r, k), getattr(t, k) if t else None)

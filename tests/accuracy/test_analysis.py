@@ -965,6 +965,20 @@ class Versus(unittest.TestCase):
         self.assertEqual((row.nmi_injected, row.nmi_inside, row.nmi_attributed), (4, 4, 3))
         self.assertAlmostEqual(row.nmi_fraction, 0.75)
 
+    def test_traced_duty_is_the_union_of_the_cpus_widths(self):
+        one = [(k * SEC, k * SEC + 900 * MS) for k in range(10)]          # 9.9 s span
+        self.assertAlmostEqual(a.traced_duty(one), 9 / 9.9)
+        # A second CPU in phase adds nothing; half a window out of phase
+        # covers the first one's sleep.
+        self.assertAlmostEqual(a.traced_duty(one + one), a.traced_duty(one))
+        other = [(k * SEC + 500 * MS, k * SEC + 1400 * MS) for k in range(10)]
+        self.assertAlmostEqual(a.traced_duty(one + other), 1.0)
+        # A sampler losing 100 ms per window covers less.
+        slow = [(k * 1100 * MS, k * 1100 * MS + 900 * MS) for k in range(10)]
+        self.assertAlmostEqual(a.traced_duty(slow), 10 * 900 / (9 * 1100 + 900))
+        self.assertIsNone(a.traced_duty(one[:1]))
+        self.assertIsNone(a.traced_duty(None))
+
     def test_table_ratios_to_the_tracers_same_mode(self):
         rows = [self.row(err_ns=40_000), self.row("tracer", err_ns=80_000),
                 a.versus_row("module", "none", error="guest died")]
@@ -972,10 +986,11 @@ class Versus(unittest.TestCase):
         self.assertEqual(len(table), 2 + 3)
         ours = table[2].split(" | ")
         self.assertEqual(ours[0:2], ["| module", "round-robin"])
-        self.assertEqual(ours[5], "0.040 ms")
+        self.assertEqual(ours[4], "n/a")               # traced duty: no trace
+        self.assertEqual(ours[6], "0.040 ms")
         # recall, in-width (no trace: n/a), precision, median, worst, NMI (none)
-        self.assertEqual(ours[8:14], ["1.00", "n/a", "1.00", "0.50", "0.50", "n/a |"])
-        self.assertEqual(table[3].split(" | ")[8:14], ["-"] * 5 + ["- |"])
+        self.assertEqual(ours[9:15], ["1.00", "n/a", "1.00", "0.50", "0.50", "n/a |"])
+        self.assertEqual(table[3].split(" | ")[9:15], ["-"] * 5 + ["- |"])
         self.assertIn("not measured: guest died", table[4])
         self.assertEqual((a.ratio(1, 0), a.ratio(0, 0), a.ratio(None, 1)),
                          ("inf", "n/a", "n/a"))

@@ -21,6 +21,7 @@ which), 2 when the guest could not run at all.
 Usage: versus.py --kernel VMLINUZ --ko HWLAT_KO --guest ACC_GUEST [--out DIR]
                  [--seed N] [--stalls N] [--nmis N] [--realtime] [--nice N]
                  [--runs module:round-robin,tracer:round-robin,...]
+       versus.py --recheck DIR     (judge a saved run again: DIR/versus.host.json)
 """
 
 import argparse
@@ -118,15 +119,30 @@ def judge(backend, mode, lines, stalls, nmis, delays):
             notes += [f"NMIs: {f}" for f in nr.failures]
         except a.GuestError as e:
             notes.append(f"NMIs not judged: {e}")
-    return a.versus_row(backend, mode, stalls=sr, nmis=nr), notes
+    return a.versus_row(backend, mode, stalls=sr, nmis=nr,
+                        duty=a.traced_duty(widths) if widths else None), notes
+
+
+def recheck(directory):
+    """Judges a saved run again (after a change of the judges): the ground
+    truth, the host's measured waits and every guest line with its host
+    arrival time come from DIR/versus.host.json; writes DIR/versus.md."""
+    with open(os.path.join(directory, "versus.host.json")) as f:
+        saved = json.load(f)
+    truth = [([a.Stall(s0, s1) for s0, s1 in t["stalls"]], t["nmis"]) for t in saved["truth"]]
+    delays = [a.HostDelay(*d) for d in saved["delays"]]
+    head = saved.get("head") or f"Seed {saved['seed']} (the run's conditions were not saved)."
+    head += f" Re-judged {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} (--recheck)."
+    return report([tuple(r) for r in saved["runs"]], [tuple(x) for x in saved["lines"]],
+                  truth, delays, head, directory)
 
 
 def main():
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--kernel", required=True)
-    p.add_argument("--ko", required=True)
-    p.add_argument("--guest", required=True)
+    p.add_argument("--kernel")
+    p.add_argument("--ko")
+    p.add_argument("--guest")
     p.add_argument("--out", default="_build/accuracy-vs-tracer")
     p.add_argument("--kernel-release", default="?")
     p.add_argument("--seed", type=int, default=int(time.time()))
@@ -135,7 +151,12 @@ def main():
     p.add_argument("--runs", default=",".join(f"{b}:{m}" for b, m in RUNS))
     p.add_argument("--realtime", action="store_true")
     p.add_argument("--nice", type=int, default=-15)
+    p.add_argument("--recheck", metavar="DIR",
+                   help="judge again the run saved in DIR/versus.host.json (no guest; "
+                        "--kernel, --ko, --guest are then not needed)")
     args = p.parse_args()
+    if args.recheck:
+        return recheck(args.recheck)
     runs = []
     for item in args.runs.split(","):
         b, _, m = item.partition(":")
@@ -146,6 +167,8 @@ def main():
     if args.stalls < 2 or args.nmis < 0:
         p.error("--stalls must be >= 2, --nmis >= 0")
     for what, path in (("--kernel", args.kernel), ("--ko", args.ko), ("--guest", args.guest)):
+        if path is None:
+            p.error(f"{what} is required (but with --recheck)")
         if not os.path.isfile(path):
             p.error(f"{what} {path}: no such file")
     os.makedirs(args.out, exist_ok=True)
@@ -198,28 +221,6 @@ def main():
     finally:
         g.kill()
     load_after = os.getloadavg()
-    segs = acc.split_runs(g.lines)[1:]
-    rows, notes = [], {}
-    for k, (b, m) in enumerate(runs):
-        if k >= len(truth) or k >= len(segs):
-            rows.append(a.versus_row(b, m, error="the run did not take place"))
-            continue
-        stalls, nmis = truth[k]
-        row, n = judge(b, m, segs[k][1], stalls, nmis, monitor.delays)
-        rows.append(row)
-        notes[f"{b} {m}"] = n
-    try:
-        whole = a.parse_guest_output([t for _, t in g.lines])
-        dmesg = a.dmesg_problems(whole.dmesg, allow_unknown_nmi=True)
-        if not whole.dmesg:
-            dmesg = ["no dmesg dump from the guest"]
-    except a.GuestError as e:
-        dmesg = [str(e)]
-    with open(os.path.join(args.out, "versus.host.json"), "w") as f:
-        json.dump({"seed": args.seed, "runs": runs, "truth": [
-            {"stalls": [[s.start, s.end] for s in st], "nmis": nm} for st, nm in truth],
-            "delays": [[d.start, d.end, d.wait, d.thread] for d in monitor.delays],
-            "lines": [[t, x] for t, x in g.lines if x.startswith("HWLAT-")]}, f)
     head = (f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} by "
             f"bench/accuracy-vs-tracer: guest kernel {args.kernel_release} (QEMU TCG, -smp 2, "
             f"{'vCPU threads SCHED_FIFO 1 after boot' if args.realtime else f'nice {args.nice}'}"
@@ -228,6 +229,34 @@ def main():
             f"900000 us, window 1000000 us (module loaded with allow_high_duty=1); host load "
             f"average {load_before[0]:.2f} before, {load_after[0]:.2f} after; guest booted "
             f"in {boot_s:.0f} s, whole run {time.monotonic() - t_start:.0f} s.")
+    with open(os.path.join(args.out, "versus.host.json"), "w") as f:
+        json.dump({"seed": args.seed, "head": head, "runs": runs, "truth": [
+            {"stalls": [[s.start, s.end] for s in st], "nmis": nm} for st, nm in truth],
+            "delays": [[d.start, d.end, d.wait, d.thread] for d in monitor.delays],
+            "lines": [[t, x] for t, x in g.lines if x.startswith("HWLAT-")]}, f)
+    return report(runs, g.lines, truth, monitor.delays, head, args.out)
+
+
+def report(runs, lines, truth, delays, head, out):
+    """Judges every run, prints the table and the goals, writes versus.md
+    and versus.json to out. Returns the exit status."""
+    segs = acc.split_runs(lines)[1:]
+    rows, notes = [], {}
+    for k, (b, m) in enumerate(runs):
+        if k >= len(truth) or k >= len(segs):
+            rows.append(a.versus_row(b, m, error="the run did not take place"))
+            continue
+        stalls, nmis = truth[k]
+        row, n = judge(b, m, segs[k][1], stalls, nmis, delays)
+        rows.append(row)
+        notes[f"{b} {m}"] = n
+    try:
+        whole = a.parse_guest_output([t for _, t in lines])
+        dmesg = a.dmesg_problems(whole.dmesg, allow_unknown_nmi=True)
+        if not whole.dmesg:
+            dmesg = ["no dmesg dump from the guest"]
+    except a.GuestError as e:
+        dmesg = [str(e)]
     table = a.versus_table(rows)
     tracer = {r.mode: r for r in rows if r.backend == "tracer"}
     goals = []
@@ -240,8 +269,10 @@ def main():
         "", "Errors: distance of max(inner, outer) from the truth band [stop, stop + host "
         "run-queue waits of the vCPU threads] (accuracy suite, README). Begun in a width: "
         "stalls whose start lies in a width of the backend's hwlatd thread(s), traced with "
-        "sched_switch. NMIs attributed: injected NMIs matched to a window of the CPU that "
-        "took them (the tracer reports a width only when a gap exceeded the threshold).",
+        "sched_switch. Traced duty: the share of the run (first width's start to last "
+        "width's end) inside some CPU's traced width (width/window = 0.90 on paper). NMIs "
+        "attributed: injected NMIs matched to a window of the CPU that took them (the "
+        "tracer reports a width only when a gap exceeded the threshold).",
         "", "## Goals (issue 15 item 7, ours against the tracer's same mode)", ""] + goals + [
         "", "## Notes per run", ""]
     for key, ns in notes.items():
@@ -249,13 +280,13 @@ def main():
     if dmesg:
         text += ["", "Guest dmesg: " + "; ".join(dmesg[:10])]
     md = "\n".join(text) + "\n"
-    with open(os.path.join(args.out, "versus.md"), "w") as f:
+    with open(os.path.join(out, "versus.md"), "w") as f:
         f.write(md)
-    with open(os.path.join(args.out, "versus.json"), "w") as f:
+    with open(os.path.join(out, "versus.json"), "w") as f:
         json.dump({"head": head, "rows": [r.__dict__ for r in rows], "goals": goals}, f,
                   indent=1)
     print(md, end="")
-    print(f"# written: {os.path.join(args.out, 'versus.md')}")
+    print(f"# written: {os.path.join(out, 'versus.md')}")
     return 0 if all(not r.error for r in rows) else 1
 
 
