@@ -134,7 +134,7 @@ def recheck(directory):
     head = saved.get("head") or f"Seed {saved['seed']} (the run's conditions were not saved)."
     head += f" Re-judged {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} (--recheck)."
     return report([tuple(r) for r in saved["runs"]], [tuple(x) for x in saved["lines"]],
-                  truth, delays, head, directory)
+                  truth, delays, head, directory, dmesg_saved=saved.get("all_lines", False))
 
 
 def main():
@@ -233,13 +233,15 @@ def main():
         json.dump({"seed": args.seed, "head": head, "runs": runs, "truth": [
             {"stalls": [[s.start, s.end] for s in st], "nmis": nm} for st, nm in truth],
             "delays": [[d.start, d.end, d.wait, d.thread] for d in monitor.delays],
-            "lines": [[t, x] for t, x in g.lines if x.startswith("HWLAT-")]}, f)
+            "all_lines": True, "lines": [[t, x] for t, x in g.lines]}, f)
     return report(runs, g.lines, truth, monitor.delays, head, args.out)
 
 
-def report(runs, lines, truth, delays, head, out):
+def report(runs, lines, truth, delays, head, out, dmesg_saved=True):
     """Judges every run, prints the table and the goals, writes versus.md
-    and versus.json to out. Returns the exit status."""
+    and versus.json to out. Returns the exit status. dmesg_saved False: the
+    lines are a saved run's HWLAT- lines only (runs saved before all lines
+    were), so the guest's dmesg is not judged."""
     segs = acc.split_runs(lines)[1:]
     rows, notes = [], {}
     for k, (b, m) in enumerate(runs):
@@ -253,7 +255,9 @@ def report(runs, lines, truth, delays, head, out):
     try:
         whole = a.parse_guest_output([t for _, t in lines])
         dmesg = a.dmesg_problems(whole.dmesg, allow_unknown_nmi=True)
-        if not whole.dmesg:
+        if not dmesg_saved:
+            dmesg = ["not judged (the saved run kept only its HWLAT- lines)"]
+        elif not whole.dmesg:
             dmesg = ["no dmesg dump from the guest"]
     except a.GuestError as e:
         dmesg = [str(e)]
