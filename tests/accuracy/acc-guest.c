@@ -22,11 +22,14 @@
  *   HWLAT-TRACE-CAL <k> <CLOCK_REALTIME ns before> <after> (marker "hwlat-cal <k>")
  *   HWLAT-TRACE <tracefs trace line, verbatim>
  *   HWLAT-TRACE-END lines=<n> overrun=<events lost>
+ *   HWLAT-TRACER <trace_pipe line of the kernel's hwlat tracer, verbatim> (tracer ...)
  *   HWLAT-NOTE <why tracing is unavailable>
  *   HWLAT-MARK done <stream lines>
  *   HWLAT-ERROR <what failed and why>                     (then exit 1)
  *
  * Usage: acc-guest sample <mode> <seconds> [<smis to raise>] [trace] [OPTION=VALUE...]
+ *        acc-guest tracer <mode> <seconds> [trace] (the kernel's hwlat tracer, see
+ *                                        tracer_sample(); HWLAT-TRACER <trace_pipe line>)
  *        acc-guest selfcheck <seconds>   (user-space spinner, no module)
  *        acc-guest smi-control <n> <cpu> (n SMIs from cpu, detector disabled)
  *        acc-guest nmi                   (prints the NMI line only)
@@ -349,14 +352,12 @@ static void trace_off(void)
 	trace_put("events/sched/sched_switch/filter", "0");
 }
 
-/* Returns 1 when tracing runs, 0 (with a HWLAT-NOTE saying why) if not. */
-static int trace_start(const char *mode)
+static const char *const dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+
+/* Sets trace_dir to the first writable tracefs (mounting it); 0 if none. */
+static int find_tracefs(void)
 {
-	static const char *const dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
-	static const char *const clocks[] = { "tai", "mono", "global" };
-	const char *clock = NULL;
-	char path[128], filter[256];
-	int r;
+	char path[128];
 
 	trace_dir[0] = '\0';
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]) && !trace_dir[0]; i++) {
@@ -366,7 +367,18 @@ static int trace_start(const char *mode)
 		if (access(path, W_OK) == 0)
 			snprintf(trace_dir, sizeof(trace_dir), "%s", dirs[i]);
 	}
-	if (!trace_dir[0]) {
+	return trace_dir[0] != '\0';
+}
+
+/* Returns 1 when tracing runs, 0 (with a HWLAT-NOTE saying why) if not. */
+static int trace_start(const char *mode)
+{
+	static const char *const clocks[] = { "tai", "mono", "global" };
+	const char *clock = NULL;
+	char path[128], filter[256];
+	int r;
+
+	if (!find_tracefs()) {
 		printf("HWLAT-NOTE tracing unavailable: no tracefs at %s or %s\n", dirs[0],
 		       dirs[1]);
 		return 0;
@@ -817,6 +829,197 @@ static int sample(const struct sample_opts *o)
 }
 
 /*
+ * The kernel's own hwlat tracer instead of the module (bench/accuracy-vs-tracer,
+ * issue 15): "tracer <mode> <seconds> [trace]". Sets the tracer up with the
+ * module's settings (tracing_thresh 20000 us, hwlat_detector/width 900000,
+ * window 1000000, hwlat_detector/mode), starts it with tracing_on and reads
+ * trace_pipe as a user of the tracer does, while sampling. The tracer's
+ * samples are printed verbatim as "HWLAT-TRACER <line>" (the host parses them:
+ * analysis.parse_tracer_line); with "trace", the sched_switch events of its
+ * hwlatd threads and the calibration markers share the ring buffer (the
+ * tracer cannot run in an instance) and come out of the same trace_pipe as
+ * "HWLAT-TRACE <line>", so that the host places stalls against the tracer's
+ * widths exactly as against the module's. The module, when loaded, is
+ * disabled first (both would sample at once otherwise). Ends with
+ * "HWLAT-MARK done <tracer samples>"; current_tracer is nop again afterwards.
+ */
+static void tracer_set(const char *file, const char *value)
+{
+	char path[160];
+	int r;
+
+	snprintf(path, sizeof(path), "%s/%s", trace_dir, file);
+	r = put(path, value);
+	if (r < 0)
+		fail("writing '%s' to %s: %s", value, path, strerror(-r));
+}
+
+static void tracer_get(const char *file, char *buf, size_t size)
+{
+	char path[160];
+	_cleanup_close_ int fd = -1;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/%s", trace_dir, file);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		fail("opening %s: %s", path, strerror(errno));
+	n = read(fd, buf, size - 1);
+	if (n < 0)
+		fail("reading %s: %s", path, strerror(errno));
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
+/* Prints the complete lines of buf (tracer samples apart); keeps the rest. */
+static size_t emit_pipe_lines(char *buf, size_t len, unsigned *samples, unsigned *traced)
+{
+	char *start = buf, *nl;
+
+	while ((nl = memchr(start, '\n', len - (size_t)(start - buf)))) {
+		*nl = '\0';
+		if (strstr(start, " inner/outer(us): ")) {
+			printf("HWLAT-TRACER %s\n", start);
+			(*samples)++;
+		} else if (start[0] != '\0' && start[0] != '#') {
+			printf("HWLAT-TRACE %s\n", start);
+			(*traced)++;
+		}
+		start = nl + 1;
+	}
+	len -= (size_t)(start - buf);
+	memmove(buf, start, len);
+	return len;
+}
+
+/* Reads what trace_pipe holds now (non-blocking); fails on a read error. */
+static size_t read_pipe(int fd, char *buf, size_t have, size_t size, unsigned *samples,
+			unsigned *traced)
+{
+	for (;;) {
+		ssize_t n = read(fd, buf + have, size - have - 1);
+
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return have;
+		if (n < 0)
+			fail("read(trace_pipe): %s", strerror(errno));
+		if (n == 0)
+			return have;
+		have = emit_pipe_lines(buf, have + (size_t)n, samples, traced);
+		if (have == size - 1)
+			fail("trace_pipe line longer than %zu bytes", size - 1);
+	}
+}
+
+static int tracer_sample(const char *mode, long seconds, int trace)
+{
+	char buf[65536], val[256], msg[1024] = "";
+	char path[160];
+	_cleanup_close_ int fd = -1;
+	unsigned samples = 0, traced = 0;
+	unsigned long long overrun = 0, v;
+	size_t have = 0;
+	int64_t deadline;
+	int tracing = 0;
+
+	if (access(DIR "enable", W_OK) == 0)
+		set("enable", "0");
+	if (!find_tracefs())
+		fail("no tracefs at %s or %s", dirs[0], dirs[1]);
+	tracer_set("tracing_on", "0");
+	tracer_set("current_tracer", "nop");
+	tracer_set("hwlat_detector/window", "1000000");
+	tracer_set("hwlat_detector/width", "900000");
+	tracer_set("tracing_thresh", "20000");
+	tracer_set("hwlat_detector/mode", mode);
+	/* With tracing_on 0 the tracer starts no thread yet. */
+	tracer_set("current_tracer", "hwlat");
+	for (const char *const *f = (const char *const[]){ "tracing_thresh",
+							  "hwlat_detector/width",
+							  "hwlat_detector/window",
+							  "current_tracer", NULL };
+	     *f; f++) {
+		tracer_get(*f, val, sizeof(val));
+		snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), " %s=%s",
+			 strchr(*f, '/') ? strchr(*f, '/') + 1 : *f, val);
+	}
+	tracer_get("hwlat_detector/mode", val, sizeof(val));
+	{
+		char *open_br = strchr(val, '['), *close_br = open_br ? strchr(open_br, ']') : NULL;
+
+		if (!close_br)
+			fail("hwlat_detector/mode does not bracket the current mode: '%s'", val);
+		*close_br = '\0';
+		if (strcmp(open_br + 1, mode) != 0)
+			fail("hwlat_detector/mode says '%s' after writing '%s'", open_br + 1, mode);
+	}
+	printf("HWLAT-CONFIG backend=tracer%s mode=%s\n", msg, mode);
+
+	print_nmis("before");
+	clock_marks();
+	snprintf(path, sizeof(path), "%s/trace_pipe", trace_dir);
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		fail("opening %s: %s", path, strerror(errno));
+	/* trace_start() empties the buffer and sets tracing_on: the tracer starts. */
+	if (trace)
+		tracing = trace_start(mode);
+	if (!tracing) {
+		snprintf(path, sizeof(path), "%s/trace", trace_dir);
+		{
+			_cleanup_close_ int t = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+		}
+		tracer_set("tracing_on", "1");
+	}
+	deadline = now_ns(CLOCK_MONOTONIC) + seconds * 1000000000LL;
+	printf("HWLAT-MARK sampling %s %lld\n", mode, (long long)now_ns(CLOCK_REALTIME));
+	fflush(stdout);
+
+	while (now_ns(CLOCK_MONOTONIC) < deadline) {
+		/* trace_pipe's poll may wait for a fuller buffer: read every 20 ms. */
+		usleep(20000);
+		have = read_pipe(fd, buf, have, sizeof(buf), &samples, &traced);
+		fflush(stdout);
+	}
+	if (tracing)
+		for (int k = 5; k < 10; k++)
+			trace_cal(k);
+	/* Stops the tracer's threads (each ends its width first). */
+	tracer_set("tracing_on", "0");
+	if (tracing) {
+		trace_put("events/sched/sched_switch/enable", "0");
+		trace_put("events/sched/sched_switch/filter", "0");
+	}
+	have = read_pipe(fd, buf, have, sizeof(buf), &samples, &traced);
+	if (have)
+		fail("trace_pipe ended inside a line: '%.*s'", (int)have, buf);
+	for (int cpu = 0; cpu < MAX_CPUS; cpu++) {
+		char line[256];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/per_cpu/cpu%d/stats", trace_dir, cpu);
+		f = fopen(path, "re");
+		if (!f)
+			break;
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "overrun: %llu", &v) == 1)
+				overrun += v;
+		fclose(f);
+	}
+	if (tracing)
+		printf("HWLAT-TRACE-END lines=%u overrun=%llu\n", traced, overrun);
+	/* The tracer cannot be changed while trace_pipe is open (-EBUSY). */
+	close(fd);
+	fd = -1;
+	tracer_set("current_tracer", "nop");
+	print_nmis("after");
+	printf("HWLAT-STATS count=%u dropped=%llu\n", samples, overrun);
+	printf("HWLAT-MARK done %u\n", samples);
+	fflush(stdout);
+	return 0;
+}
+
+/*
  * Control experiment for the SMI tests, detector disabled: raises n SMIs
  * 200 ms apart between two MSR_SMI_COUNT readings, so the platform's own
  * ground truth (QEMU + the firmware's SMM, the msr driver) is checked before
@@ -919,6 +1122,9 @@ int main(int argc, char **argv)
 		return selfcheck(number(argv[2], "seconds"));
 	if (argc >= 4 && strcmp(argv[1], "sample") == 0)
 		return sample_cmd(argc, argv);
+	if ((argc == 4 || (argc == 5 && strcmp(argv[4], "trace") == 0)) &&
+	    strcmp(argv[1], "tracer") == 0)
+		return tracer_sample(argv[2], number(argv[3], "seconds"), argc == 5);
 	fail("usage: acc-guest sample <mode> <seconds> [<smis>] [trace] [OPTION=VALUE...] | "
-	     "selfcheck <seconds> | smi-control <n> <cpu> | nmi");
+	     "tracer <mode> <seconds> [trace] | selfcheck <seconds> | smi-control <n> <cpu> | nmi");
 }

@@ -9,6 +9,7 @@ a case where a correct one passes. Run: python3 -m unittest test_analysis
 """
 
 import random
+import re
 import unittest
 
 import analysis as a
@@ -828,6 +829,217 @@ class Dmesg(unittest.TestCase):
                     "[ 3.0] INFO: task x:1 blocked for more than 120 seconds. hung task",
                     "[ 3.0] Oops: 0000 [#1] SMP"):
             self.assertEqual(a.dmesg_problems(self.lines[:1] + [bad], True), [bad])
+
+
+def tracer_line(seq, cpu, ts, inner_us, outer_us, count=1, nmi=None, nmi_total=None):
+    """A trace_pipe line of the kernel's hwlat tracer, as 6.1 prints it."""
+    text = (f"          hwlatd-8{cpu}     [00{cpu}] d..1.   {100 + seq}.123456: #{seq:<5d} "
+            f"inner/outer(us): {inner_us:4d}/{outer_us:<5d} ts:{ts // SEC}.{ts % SEC:09d} "
+            f"count:{count}")
+    if nmi_total is not None:
+        text += f" nmi-total:{nmi_total}"
+    if nmi is not None:
+        text += f" nmi-count:{nmi}"
+    return text
+
+
+class TracerLines(unittest.TestCase):
+    """The kernel hwlat tracer's trace_pipe lines become the same StreamLine
+    as the module's stream, so that one set of judges scores both."""
+
+    def test_sample_line(self):
+        s = a.parse_tracer_line(tracer_line(7, 1, 1780000000 * SEC + 5, 20010, 0, count=3))
+        self.assertEqual((s.seq, s.cpu, s.ts, s.inner, s.outer, s.count, s.latency),
+                         (7, 1, 1780000000 * SEC + 5, 20_010_000, 0, 3, 20_010_000))
+        self.assertEqual((s.nmi_count, s.nmi_ns, s.backend), (0, 0, "tracer"))
+        # The tracer counts no SMIs: unavailable, not 0.
+        self.assertIsNone(s.smi_count)
+        self.assertIsNone(s.smi_ns)
+
+    def test_outer_and_nmi_fields(self):
+        s = a.parse_tracer_line(tracer_line(2, 0, 1780000000 * SEC, 3, 48123, nmi=2,
+                                            nmi_total=14))
+        self.assertEqual((s.outer, s.latency, s.nmi_count, s.nmi_ns),
+                         (48_123_000, 48_123_000, 2, 14_000))
+
+    def test_nmi_count_without_total_is_unavailable(self):
+        # Kernels with a generic sched_clock print no nmi-total.
+        s = a.parse_tracer_line(tracer_line(2, 0, 1780000000 * SEC, 3, 48123, nmi=1))
+        self.assertEqual(s.nmi_count, 1)
+        self.assertIsNone(s.nmi_ns)
+
+    def test_bad_lines_are_named(self):
+        good = tracer_line(7, 1, 1780000000 * SEC, 20010, 0)
+        for bad in (good.split(": ", 1)[1],                      # no context: no CPU
+                    good.replace("ts:1780000000.000000000", "ts:1780000000.000"),
+                    good.replace("count:1", "count:x"),
+                    good.replace("inner/outer(us)", "inner(us)"),
+                    tracer_line(2, 0, 1780000000 * SEC, 3, 48123, nmi_total=14),
+                    good + " junk",
+                    "hwlatd-81 [001] d..1. 101.1: sched_switch: prev_comm=hwlatd"):
+            with self.assertRaises(a.GuestError, msg=bad) as cm:
+                a.parse_tracer_line(bad)
+            self.assertIn(repr(bad), str(cm.exception))
+
+    def test_guest_output_takes_tracer_lines_as_samples(self):
+        run = a.parse_guest_output([
+            "HWLAT-CONFIG backend=tracer tracing_thresh=20000 width=900000 window=1000000 "
+            "current_tracer=hwlat mode=per-cpu",
+            "HWLAT-MARK sampling per-cpu 1780000000000000000",
+            "HWLAT-TRACER " + tracer_line(1, 1, 1780000001 * SEC, 0, 30000),
+            "HWLAT-TRACE   hwlatd/1-81 [001] d..2. 101.000001: sched_switch: x",
+            "HWLAT-MARK done 1"])
+        self.assertEqual(run.config["backend"], "tracer")
+        self.assertEqual([(s.cpu, s.latency, s.backend) for s in run.samples],
+                         [(1, 30 * MS, "tracer")])
+        self.assertEqual(len(run.trace), 1)
+        with self.assertRaises(a.GuestError):
+            a.parse_guest_output(["HWLAT-TRACER #1 inner/outer(us): 1/2 ts:1.000000000 "
+                                  "count:1"])
+
+    def test_tracer_stalls_are_judged_like_the_modules(self):
+        stalls, samples = scenario()
+        tr = [a.parse_tracer_line(tracer_line(s.seq, s.cpu, s.ts, s.inner // 1000,
+                                              s.outer // 1000)) for s in samples]
+        off, _ = a.refine_offset(tr, stalls, OFFSET + 20 * MS)
+        r = a.match_stalls(tr, stalls, off, THR, WIDTH, WINDOW, False)
+        self.assertEqual(r.failures, [])
+        self.assertEqual((r.recall, r.precision), (1.0, 1.0))
+
+    def test_sampler_threads_of_mode_none(self):
+        self.assertTrue(re.fullmatch(a.SAMPLER_THREADS["none"], "hwlatd"))
+        self.assertFalse(re.fullmatch(a.SAMPLER_THREADS["none"], "hwlatd/0"))
+
+    def test_nmi_without_nmi_ns_is_not_judged_on_it(self):
+        inj = [HOST0 + 2 * SEC]
+        w = a.parse_tracer_line(tracer_line(1, 0, inj[0] + OFFSET - 300 * MS, 0, 25000, nmi=1))
+        r = a.match_nmis([w], inj, OFFSET, [0, 0], [1, 0], THR, WIDTH, WINDOW)
+        self.assertEqual(r.failures, [])
+        w = a.parse_tracer_line(tracer_line(1, 0, inj[0] + OFFSET - 300 * MS, 0, 25000, nmi=1,
+                                            nmi_total=30000))
+        r = a.match_nmis([w], inj, OFFSET, [0, 0], [1, 0], THR, WIDTH, WINDOW)
+        self.assertTrue(any(f.startswith("nmi_ns") for f in r.failures), r.failures)
+
+
+class Versus(unittest.TestCase):
+    """bench/accuracy-vs-tracer: the figures of a run and issue 15's goals."""
+
+    def row(self, backend="module", mode="round-robin", miss_every=0, err_ns=50_000,
+            extra=None, per_cpu=False, seed=7):
+        stalls, samples = scenario(per_cpu=per_cpu, miss_every=miss_every, seed=seed)
+        samples = [line(s.seq, s.cpu, s.ts, s.inner, stalls_dur(stalls, s) + err_ns)
+                   for s in samples]
+        if extra is not None:
+            samples.append(line(999, 0, extra + OFFSET, 0, 25 * MS))
+        r = a.match_stalls(samples, stalls, OFFSET, THR, WIDTH, WINDOW, per_cpu)
+        return a.versus_row(backend, mode, stalls=r)
+
+    def goals(self, row, tracer):
+        return {g: ok for g, ok, _ in a.versus_goals(row, tracer, 0.9)}
+
+    def test_as_good_as_the_tracer_passes(self):
+        g = self.goals(self.row(), self.row("tracer", err_ns=80_000))
+        self.assertEqual(g, {"precision": True, "recall": True, "median error": True,
+                             "every matched stall": True})
+
+    def test_recall_below_the_tracers_fails(self):
+        ours, tracer = self.row(miss_every=12), self.row("tracer")   # 22/24 vs 24/24
+        self.assertGreaterEqual(ours.recall, 0.85)
+        self.assertFalse(self.goals(ours, tracer)["recall"])
+
+    def test_recall_below_the_duty_cycle_fails_even_when_the_tracer_is_worse(self):
+        ours, tracer = self.row(miss_every=4), self.row("tracer", miss_every=3)
+        self.assertGreater(ours.recall, tracer.recall)
+        self.assertLess(ours.recall, 0.85)
+        self.assertFalse(self.goals(ours, tracer)["recall"])
+
+    def test_per_cpu_must_find_every_stall(self):
+        tracer = self.row("tracer", "per-cpu", miss_every=12, per_cpu=True)
+        ours = self.row(mode="per-cpu", miss_every=24, per_cpu=True)   # 23/24 = 0.96
+        self.assertGreater(ours.recall, 0.95)
+        self.assertFalse(self.goals(ours, tracer)["recall"])
+        ours = self.row(mode="per-cpu", per_cpu=True)
+        self.assertTrue(self.goals(ours, tracer)["recall"])
+
+    def test_invented_window_fails_precision(self):
+        stalls, _ = scenario()
+        ours = self.row(extra=stalls[3].end + 700 * MS)
+        self.assertLess(ours.precision, 1.0)
+        self.assertFalse(self.goals(ours, self.row("tracer"))["precision"])
+
+    def test_median_error_over_100_us_fails(self):
+        ours = self.row(err_ns=150_000)
+        g = self.goals(ours, self.row("tracer"))
+        self.assertFalse(g["median error"])
+        self.assertTrue(g["every matched stall"])
+
+    def test_one_stall_off_by_more_than_1_ms_plus_1_percent_fails(self):
+        stalls, samples = scenario()
+        samples = [line(s.seq, s.cpu, s.ts, s.inner, stalls_dur(stalls, s) + 50_000)
+                   for s in samples]
+        d = stalls[5].duration
+        samples[5] = line(samples[5].seq, samples[5].cpu, samples[5].ts, 0,
+                          d + MS + d // 100 + 100_000)
+        r = a.match_stalls(samples, stalls, OFFSET, THR, WIDTH, WINDOW, False)
+        row = a.versus_row("module", "round-robin", stalls=r)
+        self.assertEqual((row.matched, row.magnitude_misses), (24, 1))
+        g = self.goals(row, self.row("tracer"))
+        self.assertFalse(g["every matched stall"])
+        self.assertTrue(g["median error"])
+
+    def test_a_run_that_failed_fails_every_goal(self):
+        row = a.versus_row("module", "none", error="guest died")
+        self.assertEqual(set(self.goals(row, self.row("tracer", "none")).values()), {False})
+
+    def test_without_a_tracer_result_only_the_duty_bound_counts(self):
+        res = a.versus_goals(self.row(), a.versus_row("tracer", "round-robin", error="x"), 0.9)
+        recall = [d for g, _, d in res if g == "recall"][0]
+        self.assertIn("no result to compare with", recall)
+
+    def test_nmi_figures(self):
+        inj = [HOST0 + (2 + 2 * i) * SEC for i in range(4)]
+        ws = [line(i + 1, 0, t + OFFSET - 300 * MS, 2000, 3 * MS, count=0, nmi=1, nmi_ns=MS)
+              for i, t in enumerate(inj[:3])]
+        widths = {0: [(t + OFFSET - 400 * MS, t + OFFSET + 400 * MS) for t in inj]}
+        r = a.match_nmis(ws, inj, OFFSET, [0, 0], [4, 0], THR, WIDTH, WINDOW, widths=widths)
+        row = a.versus_row("module", "per-cpu", nmis=r)
+        self.assertEqual((row.nmi_injected, row.nmi_inside, row.nmi_attributed), (4, 4, 3))
+        self.assertAlmostEqual(row.nmi_fraction, 0.75)
+
+    def test_traced_duty_is_the_union_of_the_cpus_widths(self):
+        one = [(k * SEC, k * SEC + 900 * MS) for k in range(10)]          # 9.9 s span
+        self.assertAlmostEqual(a.traced_duty(one), 9 / 9.9)
+        # A second CPU in phase adds nothing; half a window out of phase
+        # covers the first one's sleep.
+        self.assertAlmostEqual(a.traced_duty(one + one), a.traced_duty(one))
+        other = [(k * SEC + 500 * MS, k * SEC + 1400 * MS) for k in range(10)]
+        self.assertAlmostEqual(a.traced_duty(one + other), 1.0)
+        # A sampler losing 100 ms per window covers less.
+        slow = [(k * 1100 * MS, k * 1100 * MS + 900 * MS) for k in range(10)]
+        self.assertAlmostEqual(a.traced_duty(slow), 10 * 900 / (9 * 1100 + 900))
+        self.assertIsNone(a.traced_duty(one[:1]))
+        self.assertIsNone(a.traced_duty(None))
+
+    def test_table_ratios_to_the_tracers_same_mode(self):
+        rows = [self.row(err_ns=40_000), self.row("tracer", err_ns=80_000),
+                a.versus_row("module", "none", error="guest died")]
+        table = a.versus_table(rows)
+        self.assertEqual(len(table), 2 + 3)
+        ours = table[2].split(" | ")
+        self.assertEqual(ours[0:2], ["| module", "round-robin"])
+        self.assertEqual(ours[4], "n/a")               # traced duty: no trace
+        self.assertEqual(ours[6], "0.040 ms")
+        # recall, in-width (no trace: n/a), precision, median, worst, NMI (none)
+        self.assertEqual(ours[9:15], ["1.00", "n/a", "1.00", "0.50", "0.50", "n/a |"])
+        self.assertEqual(table[3].split(" | ")[9:15], ["-"] * 5 + ["- |"])
+        self.assertIn("not measured: guest died", table[4])
+        self.assertEqual((a.ratio(1, 0), a.ratio(0, 0), a.ratio(None, 1)),
+                         ("inf", "n/a", "n/a"))
+
+
+def stalls_dur(stalls, s):
+    """The duration of the stall a scenario() window reports."""
+    return min(stalls, key=lambda st: abs(st.end + OFFSET + 50_000 - s.ts)).duration
 
 
 if __name__ == "__main__":
