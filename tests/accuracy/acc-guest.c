@@ -652,6 +652,21 @@ static long last_cpu(void)
 	return n > 1 ? n - 1 : 0;
 }
 
+/*
+ * When the SeaBIOS test raises SMI k of n from CPU 0 (round-robin over CPUs
+ * 0 and 1, 1 s windows). The widths begin on a grid from enable, CPU 0's at
+ * even seconds: at 1.45 s + 2 s * m an SMI falls mid-way through CPU 1's
+ * width, 0.55 s from CPU 0's widths. Times spread evenly over the run (every
+ * 3 s) fell on CPU 0's width starts every other time, at an edge, where
+ * whether a window counts the SMI is not knowable.
+ */
+static int64_t smi_time(int64_t start, int64_t deadline, long k, long n)
+{
+	const int64_t slot = 2000000000LL;
+
+	return start + 1450000000LL + (deadline - start) * (k + 1) / (n + 1) / slot * slot;
+}
+
 static int sample(const struct sample_opts *o)
 {
 	char buf[65536];
@@ -701,7 +716,7 @@ static int sample(const struct sample_opts *o)
 	start = now_ns(CLOCK_MONOTONIC);
 	deadline = start + o->seconds * 1000000000LL;
 	if (o->smis > 0)
-		next_smi = start + (deadline - start) / (o->smis + 1);
+		next_smi = smi_time(start, deadline, 0, o->smis);
 	if (o->idle > 0)
 		ipi_at = start + 2000000000LL;
 	printf("HWLAT-MARK sampling %s %lld\n", o->mode, (long long)now_ns(CLOCK_REALTIME));
@@ -757,8 +772,7 @@ static int sample(const struct sample_opts *o)
 			raise_smi((int)raised);
 			raised++;
 			next_smi = raised < o->smis ?
-				start + (deadline - start) * (raised + 1) / (o->smis + 1) :
-				INT64_MAX;
+				smi_time(start, deadline, raised, o->smis) : INT64_MAX;
 			continue;
 		}
 		if (now >= deadline)
