@@ -548,41 +548,39 @@ static u64 hwlat_phase_ns(const struct hwlat_thread *t, u64 window_ns)
 	return div_u64(window_ns * slot, slots);
 }
 
-/* The first point of the grid @base + k * @window (k >= 0) after @after. */
-static u64 hwlat_grid_after(u64 base, u64 window_ns, u64 after)
+/* The first point of the grid @base + k * @window (k >= 0) at or after @t. */
+static u64 hwlat_grid_from(u64 base, u64 window_ns, u64 t)
 {
-	if (after < base)
+	if (t <= base)
 		return base;
-	return base + (div64_u64(after - base, window_ns) + 1) * window_ns;
+	return base + div64_u64(t - base + window_ns - 1, window_ns) * window_ns;
 }
 
 /*
- * When the next width is due. Widths begin on a fixed grid, one per window,
- * so that the time between two widths does not grow by what the width, the
- * report and the wake-up cost, and the duty cycle is width / window. The
- * first width on new settings waits for its own grid point and, after a
- * width on the old ones, for the sleep the mode's duty bound demands. A
- * width that ends too late for its successor's grid point starts that one
- * late (1 ms after), rather than skipping it.
+ * When the next width is due: a point of a fixed grid, one per window, so
+ * that what the width, the report and the wake-up cost comes out of the
+ * sleep and the duty cycle is width / window. Every width starts on its own
+ * grid point, so two never start less than a window apart: a width that
+ * ends too late for the next point (an overrun, a sampler kept off its CPU)
+ * skips it and waits for the one after. It sleeps at least 1 ms (or half
+ * the window's rest, when settings leave less), and after a change of
+ * settings at least what the mode's duty bound demands. A new thread takes
+ * the first point of its grid, at once if that is past.
  */
 static u64 hwlat_next_start_ns(const struct hwlat_thread *t,
 			       const struct hwlat_config *cfg)
 {
 	u64 base = cfg->epoch_ns + hwlat_phase_ns(t, cfg->window_ns);
-	u64 due, earliest;
+	u64 rest;
 
-	if (!t->start_ns) {
-		due = base;
-		earliest = 0;
-	} else if (cfg->gen != t->gen) {
-		due = base;
-		earliest = t->width_end_ns +
-			   hwlat_min_sleep_ns(cfg->mode, cfg->width_ns);
-	} else {
-		due = hwlat_grid_after(base, cfg->window_ns, t->start_ns);
-		earliest = t->width_end_ns + HWLAT_MIN_SLEEP_US * NSEC_PER_USEC;
-	}
-	return max(due, earliest);
+	if (!t->start_ns)
+		return base;
+	if (cfg->gen != t->gen)
+		rest = hwlat_min_sleep_ns(cfg->mode, cfg->width_ns);
+	else
+		rest = min(HWLAT_MIN_SLEEP_US * NSEC_PER_USEC,
+			   (cfg->window_ns - cfg->width_ns) / 2);
+	return hwlat_grid_from(base, cfg->window_ns, t->width_end_ns + rest);
 }
 
 /*

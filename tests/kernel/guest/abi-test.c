@@ -930,6 +930,52 @@ static void test_stagger(void)
 		     worst_phase / 1000, a.nts[0] ? a.ts[0][0] : 0, a.nts[1] ? a.ts[1][0] : 0);
 }
 
+/*
+ * A sampler kept off its CPU past its grid point (here by a SCHED_FIFO
+ * spinner on CPU 1 for 250 ms, longer than the 100 ms between two widths)
+ * skips that point: its widths still start at least a window apart.
+ * Before, a late width made every later one start 1 ms after the last
+ * ended, back to back, interrupts off nearly all the time (seen as RCU
+ * stalls and a soft lockup in the OVMF accuracy guest).
+ */
+static void test_late_width(void)
+{
+	const uint64_t window = 200000000ull, slack = 15000000ull;
+	struct sched_param fifo = { .sched_priority = 50 }, other = { 0 };
+	struct stream_acc a = { 0 };
+	uint64_t closest = UINT64_MAX, t;
+	cpu_set_t one, all;
+	bool spun;
+
+	if (cpus_online() < 2) {
+		diag("one CPU only: a late width not tested");
+		return;
+	}
+	configure("per-cpu", FAST_THRESHOLD, 100000, 200000);
+	wr("cpus", "1");
+	sched_getaffinity(0, sizeof(all), &all);
+	CPU_ZERO(&one);
+	CPU_SET(1, &one);
+	wr("enable", "1");
+	sleep_ms(300);
+	spun = sched_setaffinity(0, sizeof(one), &one) == 0 &&
+	       sched_setscheduler(0, SCHED_FIFO, &fifo) == 0;
+	for (t = now_ns(); spun && now_ns() - t < 250000000ull;)
+		;
+	sched_setscheduler(0, SCHED_OTHER, &other);
+	sched_setaffinity(0, sizeof(all), &all);
+	read_stream(&a, 1500, 0, 65536, NULL);
+	wr("enable", "0");
+	wr("cpus", "");
+	for (unsigned int k = 1; k < a.nts[1]; k++)
+		if (a.ts[1][k] - a.ts[1][k - 1] < closest)
+			closest = a.ts[1][k] - a.ts[1][k - 1];
+	if (!ok(spun && a.nts[1] >= 5 && closest + slack >= window,
+		"per-cpu 100 ms / 200 ms, CPU 1 held 250 ms: its widths still start a window apart (within 15 ms)"))
+		diag("held: %d; %u windows after the hold, closest two %" PRIu64 " us apart", spun,
+		     a.nts[1], closest / 1000);
+}
+
 static void test_count_max_vs_stream(void)
 {
 	_cleanup_close_ int fd = -1;
@@ -1389,6 +1435,7 @@ int main(int argc, char **argv)
 	test_dropped();
 	test_prompt_settings();
 	test_stagger();
+	test_late_width();
 	test_sampled();
 	return tap_done();
 }
