@@ -557,30 +557,36 @@ static u64 hwlat_grid_from(u64 base, u64 window_ns, u64 t)
 }
 
 /*
- * When the next width is due: a point of a fixed grid, one per window, so
- * that what the width, the report and the wake-up cost comes out of the
- * sleep and the duty cycle is width / window. Every width starts on its own
- * grid point, so two never start less than a window apart: a width that
- * ends too late for the next point (an overrun, a sampler kept off its CPU)
- * skips it and waits for the one after. It sleeps at least 1 ms (or half
- * the window's rest, when settings leave less), and after a change of
- * settings at least what the mode's duty bound demands. A new thread takes
- * the first point of its grid, at once if that is past.
+ * When the next width is due: the grid point after the last width's start,
+ * one per window, so that what the width, the report and the wake-up cost
+ * comes out of the sleep and the duty cycle is width / window. A width that
+ * ended too late for that point (it started late: a stall, its thread kept
+ * off the CPU) catches up instead, starting after the mode's duty-bound rest
+ * until it is back on the grid, or, when that rest leaves nothing to gain or
+ * it is a window or more behind, waits for the next grid point. New settings
+ * start a new grid, after the duty-bound rest. A new thread takes the first
+ * point of its grid, at once if that is past.
  */
 static u64 hwlat_next_start_ns(const struct hwlat_thread *t,
 			       const struct hwlat_config *cfg)
 {
 	u64 base = cfg->epoch_ns + hwlat_phase_ns(t, cfg->window_ns);
-	u64 rest;
+	u64 window = cfg->window_ns, rest = window - cfg->width_ns;
+	u64 due, bound, earliest;
 
 	if (!t->start_ns)
 		return base;
-	if (cfg->gen != t->gen)
-		rest = hwlat_min_sleep_ns(cfg->mode, cfg->width_ns);
-	else
-		rest = min(HWLAT_MIN_SLEEP_US * NSEC_PER_USEC,
-			   (cfg->window_ns - cfg->width_ns) / 2);
-	return hwlat_grid_from(base, cfg->window_ns, t->width_end_ns + rest);
+	due = hwlat_grid_from(base, window, t->start_ns + 1);
+	if (cfg->gen == t->gen &&
+	    t->width_end_ns + min(HWLAT_MIN_SLEEP_US * NSEC_PER_USEC, rest / 2) <= due)
+		return due;
+	bound = hwlat_min_sleep_ns(cfg->mode, cfg->width_ns);
+	earliest = t->width_end_ns + bound;
+	if (earliest <= due)
+		return due;
+	if (earliest - due < window && rest > bound + HWLAT_MIN_SLEEP_US * NSEC_PER_USEC)
+		return earliest;
+	return hwlat_grid_from(base, window, earliest);
 }
 
 /*
