@@ -124,25 +124,26 @@ static int put(const char *file, const char *value)
 	return (size_t)n == len ? 0 : -EIO;
 }
 
-static void set(const char *name, const char *value)
+/* Writes value to <dir><name>; a failure ends the program. */
+static void set_in(const char *dir, const char *name, const char *value)
 {
 	char path[256];
 	int r;
 
-	snprintf(path, sizeof(path), DIR "%s", name);
+	snprintf(path, sizeof(path), "%s%s", dir, name);
 	r = put(path, value);
 	if (r < 0)
 		fail("writing '%s' to %s: %s", value, path, strerror(-r));
 }
 
-/* Reads a small file into buf without its trailing newline. */
-static void get(const char *name, char *buf, size_t size)
+/* Reads the small file <dir><name> into buf without its trailing newline. */
+static void get_in(const char *dir, const char *name, char *buf, size_t size)
 {
 	char path[256];
 	_cleanup_close_ int fd = -1;
 	ssize_t n;
 
-	snprintf(path, sizeof(path), DIR "%s", name);
+	snprintf(path, sizeof(path), "%s%s", dir, name);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		fail("opening %s: %s", path, strerror(errno));
@@ -151,6 +152,17 @@ static void get(const char *name, char *buf, size_t size)
 		fail("reading %s: %s", path, strerror(errno));
 	buf[n] = '\0';
 	buf[strcspn(buf, "\n")] = '\0';
+}
+
+/* The module's debugfs files. */
+static void set(const char *name, const char *value)
+{
+	set_in(DIR, name, value);
+}
+
+static void get(const char *name, char *buf, size_t size)
+{
+	get_in(DIR, name, buf, size);
 }
 
 /* The counts of a /proc/interrupts line (tag "NMI:", "LOC:" ...); fails if none. */
@@ -857,32 +869,21 @@ static int sample(const struct sample_opts *o)
  * disabled first (both would sample at once otherwise). Ends with
  * "HWLAT-MARK done <tracer samples>"; current_tracer is nop again afterwards.
  */
+/* The tracer's files, relative to trace_dir. */
 static void tracer_set(const char *file, const char *value)
 {
-	char path[160];
-	int r;
+	char dir[80];
 
-	snprintf(path, sizeof(path), "%s/%s", trace_dir, file);
-	r = put(path, value);
-	if (r < 0)
-		fail("writing '%s' to %s: %s", value, path, strerror(-r));
+	snprintf(dir, sizeof(dir), "%s/", trace_dir);
+	set_in(dir, file, value);
 }
 
 static void tracer_get(const char *file, char *buf, size_t size)
 {
-	char path[160];
-	_cleanup_close_ int fd = -1;
-	ssize_t n;
+	char dir[80];
 
-	snprintf(path, sizeof(path), "%s/%s", trace_dir, file);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		fail("opening %s: %s", path, strerror(errno));
-	n = read(fd, buf, size - 1);
-	if (n < 0)
-		fail("reading %s: %s", path, strerror(errno));
-	buf[n] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
+	snprintf(dir, sizeof(dir), "%s/", trace_dir);
+	get_in(dir, file, buf, size);
 }
 
 /* Prints the complete lines of buf (tracer samples apart); keeps the rest. */

@@ -320,6 +320,16 @@ class Guest:
                         f"SMM={smm.group(1) if smm else '?'} HLT={hlt.group(1) if hlt else '?'}")
         return "; ".join(cpus) or out[:300]
 
+    def wind_down(self):
+        """After a failure: resumes a stopped guest, lets it dump dmesg and
+        power off (30 s at most), then kills what is left."""
+        try:
+            os.kill(self.pid, signal.SIGCONT)
+            self.finish(timeout=30)
+        except (RuntimeError, OSError):
+            pass
+        self.kill()
+
     def kill(self):
         if self.proc.poll() is None:
             try:
@@ -603,12 +613,7 @@ class Suite:
         """A guest run that could not be judged: lets the guest dump dmesg
         and power off (30 s at most), then reports the error with the tails
         of both serial logs."""
-        try:
-            os.kill(g.pid, signal.SIGCONT)
-            g.finish(timeout=30)
-        except (RuntimeError, OSError):
-            pass
-        g.kill()
+        g.wind_down()
         self.tap(False, f"{name}: guest run", [str(err)] + g.tail(40))
 
     def finish(self, g, name, seconds, allow_nmi=False, monitor=None):

@@ -207,12 +207,7 @@ def main():
         g.finish(timeout=seconds + 120)
         monitor.close()
     except (RuntimeError, OSError) as e:
-        try:
-            os.kill(g.pid, signal.SIGCONT)
-            g.finish(timeout=30)
-        except (RuntimeError, OSError):
-            pass
-        g.kill()
+        g.wind_down()
         print(f"# the guest could not run the benchmark: {e}")
         for x in g.tail(40):
             print(f"#   {x}")
