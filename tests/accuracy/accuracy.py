@@ -444,20 +444,25 @@ class HostMonitor:
                                                      os.O_RDONLY))
         self.poll()
 
-    def poll(self):
+    def poll(self, vcpu_min=2 * MS):
+        """Records each thread's run-queue wait since its last poll when it
+        is at least 2 ms; for the vCPU threads at least vcpu_min (0 at a
+        stall's edges, where every microsecond a vCPU waits is part of the
+        gap the guest sees)."""
         t = now()
-        for threads, delays in ((self.fds, self.delays), (self.others, self.other_delays)):
+        for threads, delays, least in ((self.fds, self.delays, vcpu_min),
+                                       (self.others, self.other_delays, 2 * MS)):
             for tid, (name, fd) in threads.items():
                 try:
                     os.lseek(fd, 0, os.SEEK_SET)
-                    wait = int(os.read(fd, 128).split()[1])
-                except (OSError, IndexError, ValueError):
+                    ran, wait = (int(x) for x in os.read(fd, 128).split()[:2])
+                except (OSError, ValueError):
                     continue
                 if tid in self.last:
-                    pt, pw = self.last[tid]
-                    if wait - pw >= 2 * MS:
+                    pt, pw, _ = self.last[tid]
+                    if wait - pw >= max(least, 1):
                         delays.append(a.HostDelay(pt, t, wait - pw, name))
-                self.last[tid] = (t, wait)
+                self.last[tid] = (t, wait, ran)
 
     def wait_stopped(self, timeout=0.2):
         """After SIGSTOP: waits until every vCPU thread is stopped (state T;
@@ -476,7 +481,34 @@ class HostMonitor:
                     pending.discard(tid)
             if pending:
                 time.sleep(0.0002)
-        self.poll()
+        self.poll(vcpu_min=0)
+
+    def wait_running(self, timeout=0.03):
+        """After SIGCONT: polls every 0.3 ms until every vCPU thread has run
+        again (its run time grew), so that each one's wait for a host CPU
+        after the stop, however short, is recorded as one HostDelay ending
+        right after it ran. Polling sooner would steal the CPU it waits for;
+        later would merge that wait with the next ones."""
+        ran_at_stop = {tid: self.last[tid][2] for tid in self.fds if tid in self.last}
+        deadline = time.monotonic() + timeout
+        while ran_at_stop and time.monotonic() < deadline:
+            time.sleep(0.0003)
+            for tid in list(ran_at_stop):
+                name, fd = self.fds[tid]
+                try:
+                    os.lseek(fd, 0, os.SEEK_SET)
+                    ran, wait = (int(x) for x in os.read(fd, 128).split()[:2])
+                except (OSError, ValueError):
+                    del ran_at_stop[tid]
+                    continue
+                if ran == ran_at_stop[tid]:
+                    continue
+                pt, pw, _ = self.last[tid]
+                t = now()
+                if wait > pw:
+                    self.delays.append(a.HostDelay(pt, t, wait - pw, name))
+                self.last[tid] = (t, wait, ran)
+                del ran_at_stop[tid]
 
     def close(self):
         for _, fd in list(self.fds.values()) + list(self.others.values()):
@@ -486,9 +518,10 @@ class HostMonitor:
 
     def summary(self):
         big = [d.wait for d in self.delays if d.wait > THRESHOLD_NS]
+        some = [d.wait for d in self.delays if d.wait >= 2 * MS]
         worst = max((d.wait for d in self.delays), default=0)
         text = (f"host run-queue waits of the vCPU threads ({', '.join(self.names)}): "
-                f"{len(self.delays)} >= 2 ms, {len(big)} > 20 ms, longest {worst / MS:.1f} ms")
+                f"{len(some)} >= 2 ms, {len(big)} > 20 ms, longest {worst / MS:.1f} ms")
         if self.other_delays:
             longest = max(self.other_delays, key=lambda d: d.wait)
             text += (f"; QEMU's other threads (not counted as explanations): "
@@ -497,17 +530,19 @@ class HostMonitor:
         return text
 
 
-def precise_sleep_until(t_mono, monitor=None):
+def precise_sleep_until(t_mono, monitor=None, spin=True):
     """Sleeps (polling monitor every 2 ms) and spins only the last 0.3 ms:
-    a spinning injector at SCHED_FIFO takes a host CPU from a vCPU."""
+    a spinning injector at SCHED_FIFO takes a host CPU from a vCPU.
+    spin=False sleeps all the way and wakes up to about 0.1 ms late."""
+    tail = 250_000 if spin else 0
     while True:
         left = t_mono - time.monotonic_ns()
         if left <= 0:
             return
-        if left > 300_000:
+        if left > tail + 50_000:
             if monitor and left > 3 * MS:
                 monitor.poll()
-            time.sleep(min(left - 250_000, 2 * MS if monitor else left) / SEC)
+            time.sleep(min(left - tail, 2 * MS if monitor else left) / SEC)
 
 
 def plan(n, rnd, lo=1500, hi=2500):
@@ -524,8 +559,7 @@ def inject_stalls(pid, starts, durations_ms, t0_mono, monitor):
     the Stalls in host realtime (midpoints of the kill() calls)."""
     stalls = []
     for s, d in zip(starts, durations_ms):
-        precise_sleep_until(t0_mono + int(s * SEC), monitor)
-        monitor.poll()
+        precise_sleep_until(t0_mono + int(s * SEC), monitor, spin=False)
         a0 = now()
         os.kill(pid, signal.SIGSTOP)
         a1 = now()
@@ -536,12 +570,7 @@ def inject_stalls(pid, starts, durations_ms, t0_mono, monitor):
         os.kill(pid, signal.SIGCONT)
         b1 = now()
         stalls.append(a.Stall((a0 + a1) // 2, (b0 + b1) // 2))
-        # Fine polls while the vCPUs get back on a host CPU (their wait
-        # after SIGCONT is part of the gap the guest sees).
-        m2 = time.monotonic_ns()
-        while time.monotonic_ns() - m2 < 30 * MS:
-            monitor.poll()
-            time.sleep(0.0005)
+        monitor.wait_running()
     return stalls
 
 
