@@ -127,24 +127,30 @@ vm_newest() {
 		sort -rn | head -n 1 | cut -d' ' -f2-
 }
 
-# vm_stall PID MS: stops the QEMU process PID for MS milliseconds (SIGSTOP,
-# sleep, SIGCONT): the guest's clocks jump, as under a hypervisor's stall.
-# Prints how long every thread of PID stayed stopped, in ms with 3
-# decimals. One process does it all, started and raised to SCHED_FIFO (when
-# allowed) before the stop: no fork or exec happens while QEMU is stopped.
-# (The shell version this replaces ran awk and sleep between the kills, and
-# their start-up made each stall 16-48 ms longer than asked on a loaded
-# machine.) kill() only starts a stop: the kernel hands SIGSTOP to one
-# thread, usually QEMU's sleeping main thread, and the others, the vCPUs
-# too, run on until that one gets a CPU and stops them all, up to 16 ms
-# later on a loaded host. So the stall is timed from the moment every
-# thread reads as stopped (state T in /proc/PID/task/*/stat, polled), to
-# the SIGCONT: a lower bound of what a vCPU missed (docs/design.md,
-# "Stalls injected by the QEMU harness").
+# vm_stall PID MS [WAITS]: stops the QEMU process PID for MS milliseconds
+# (SIGSTOP, sleep, SIGCONT): the guest's clocks jump, as under a
+# hypervisor's stall. Prints how long every thread of PID stayed stopped, in
+# ms with 3 decimals. One process does it all, started and raised to
+# SCHED_FIFO (when allowed) before the stop: no fork or exec happens while
+# QEMU is stopped. (The shell version this replaces ran awk and sleep
+# between the kills, and their start-up made each stall 16-48 ms longer than
+# asked on a loaded machine.) kill() only starts a stop: the kernel hands
+# SIGSTOP to one thread, usually QEMU's sleeping main thread, and the
+# others, the vCPUs too, run on until that one gets a CPU and stops them
+# all, up to 16 ms later on a loaded host. So the stall is timed from the
+# moment every thread reads as stopped (state T in /proc/PID/task/*/stat,
+# polled), to the SIGCONT: a lower bound of what a vCPU missed
+# (docs/design.md, "Stalls injected by the QEMU harness").
+# With WAITS, it also appends to that file what the guest missed beyond the
+# stop: the host run-queue waits of the vCPU threads (named "CPU n/TCG" by
+# tests/vm/boot) from just before the kill() to the stop ("before"), and
+# from the SIGCONT until each had run again ("after"), the largest of each,
+# in ms: "BEFORE AFTER". The accuracy suite bounds a stall the same way.
 vm_stall() {
-	/usr/bin/python3 - "$1" "$2" <<'PY'
+	/usr/bin/python3 - "$@" <<'PY'
 import os, signal, sys, time
 pid, ms = int(sys.argv[1]), int(sys.argv[2])
+waits = sys.argv[3] if len(sys.argv) > 3 else None
 try:
     os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(10))
 except OSError:
@@ -163,15 +169,44 @@ def all_stopped():
     return True
 
 
+def vcpu_stats():
+    """{tid: (ns on a CPU, ns waiting for one)} of the vCPU threads."""
+    out = {}
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/comm" % (pid, tid)) as f:
+                if not f.read().endswith("/TCG\n"):
+                    continue
+            with open("/proc/%d/task/%s/schedstat" % (pid, tid)) as f:
+                ran, wait = f.read().split()[:2]
+        except (FileNotFoundError, ValueError):
+            continue
+        out[tid] = (int(ran), int(wait))
+    return out
+
+
+base = vcpu_stats() if waits else {}
 os.kill(pid, signal.SIGSTOP)
 limit = time.monotonic_ns() + 2_000_000_000
 while not all_stopped() and time.monotonic_ns() < limit:
     time.sleep(0.0002)
 t1 = time.monotonic_ns()
+stopped = vcpu_stats() if waits else {}
 time.sleep(ms / 1000)
 t2 = time.monotonic_ns()
 os.kill(pid, signal.SIGCONT)
+after = {}
+limit = time.monotonic_ns() + 30_000_000
+while waits and len(after) < len(stopped) and time.monotonic_ns() < limit:
+    time.sleep(0.0003)
+    for tid, (ran, wait) in vcpu_stats().items():
+        if tid in stopped and tid not in after and ran > stopped[tid][0]:
+            after[tid] = wait - stopped[tid][1]
 print("%.3f" % ((t2 - t1) / 1e6))
+if waits:
+    before = max((stopped[t][1] - base[t][1] for t in stopped if t in base), default=0)
+    with open(waits, "a") as f:
+        f.write("%.3f %.3f\n" % (before / 1e6, max(after.values(), default=0) / 1e6))
 PY
 }
 
