@@ -547,6 +547,7 @@ class StallResult:
     precision: float
     errors_ns: list          # |latency - measured truth| per matched window
     raw_errors_ns: list      # |latency - stop duration| per matched window
+    over_stop_ns: list       # latency - stop duration (signed) per matched window
     worst_error_ns: int
     median_error_ns: float
     offset_ns: int
@@ -642,11 +643,12 @@ def match_stalls(samples, stalls, offset, threshold_ns, width_ns, window_ns, per
         taken_sc.add(key)
         pairs.append((i, over[j], truth, pre, post))
     pairs.sort(key=lambda p: (p[0], p[1].cpu))
-    errors, raw_errors = [], []
+    errors, raw_errors, over_stop = [], [], []
     for i, s, truth, pre, post in pairs:
         err = max(0, stalls[i].duration - s.latency, s.latency - truth)
         errors.append(err)
         raw_errors.append(abs(s.latency - stalls[i].duration))
+        over_stop.append(s.latency - stalls[i].duration)
         if err > slack_ns + truth // 100:
             failures.append(f"magnitude: stall {i} stopped {stalls[i].duration / MS:.3f} ms "
                             f"(truth band up to {truth / MS:.3f} ms with the host run-queue "
@@ -707,7 +709,7 @@ def match_stalls(samples, stalls, offset, threshold_ns, width_ns, window_ns, per
         failures.append("no window above the threshold at all")
     return StallResult(stalls=n, found=len(found), over_threshold=len(over),
                        matched_samples=len(pairs), recall=recall, precision=precision,
-                       errors_ns=errors, raw_errors_ns=raw_errors,
+                       errors_ns=errors, raw_errors_ns=raw_errors, over_stop_ns=over_stop,
                        worst_error_ns=max(errors) if errors else 0,
                        median_error_ns=statistics.median(errors) if errors else 0.0,
                        offset_ns=offset, failures=failures, unmatched=unmatched,
@@ -1162,6 +1164,8 @@ class VersusRow:
     over_threshold: int = 0
     median_error_ns: float = None
     worst_error_ns: int = None
+    median_over_stop_ns: float = None   # latency - stop (signed), median over matched windows
+    median_waits_ns: float = None       # the truth band's width (measured vCPU waits), median
     matched: int = 0             # windows matched to a stall (per CPU in per-cpu mode)
     magnitude_misses: int = 0    # ... off by more than 1 ms + 1 % of the truth
     nmi_injected: int = None
@@ -1213,6 +1217,9 @@ def versus_row(backend, mode, stalls=None, nmis=None, error=None, duty=None):
         if stalls.errors_ns:
             row.median_error_ns = stalls.median_error_ns
             row.worst_error_ns = stalls.worst_error_ns
+            row.median_over_stop_ns = statistics.median(stalls.over_stop_ns)
+            row.median_waits_ns = statistics.median(pre + post
+                                                    for *_, pre, post in stalls.pairs)
         row.matched = stalls.matched_samples
         row.magnitude_misses = sum(1 for err, (_, _, truth, _, _) in
                                    zip(stalls.errors_ns, stalls.pairs)
@@ -1288,14 +1295,15 @@ def versus_table(rows):
     (the tracer's own rows: "-")."""
     tracer = {r.mode: r for r in rows if r.backend == "tracer"}
     out = ["| backend | mode | recall | begun in a width | traced duty | precision "
-           "| median error | worst error | NMIs attributed | recall / tracer "
+           "| median error | worst error | median over the stop | median vCPU waits "
+           "| NMIs attributed | recall / tracer "
            "| in-width / tracer | precision / tracer | median / tracer | worst / tracer "
            "| NMI / tracer |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         if r.error:
             out.append(f"| {r.backend} | {r.mode} | not measured: {r.error} |"
-                       + " |" * 13)
+                       + " |" * 15)
             continue
         t = tracer.get(r.mode)
         t = None if t is None or t.error else t
@@ -1307,8 +1315,9 @@ def versus_table(rows):
         prec = ("n/a (no window)" if r.precision is None else
                 f"{r.precision:.2f} ({r.over_threshold} windows)")
         out.append(f"| {r.backend} | {r.mode} | {_frac(r.recall)} ({r.found}/{r.stalls}) | "
-                   f"{elig} | {_frac(r.duty)} | {prec} | {_ms(r.median_error_ns)} | {_ms(r.worst_error_ns)} | "
-                   f"{nmi} | "
+                   f"{elig} | {_frac(r.duty)} | {prec} | {_ms(r.median_error_ns)} | "
+                   f"{_ms(r.worst_error_ns)} | {_ms(r.median_over_stop_ns)} | "
+                   f"{_ms(r.median_waits_ns)} | {nmi} | "
                    + " | ".join("-" if r.backend == "tracer" else
                                 ratio(getattr(r, k), getattr(t, k) if t else None)
                                 for k in ("recall", "eligible", "precision", "median_error_ns",

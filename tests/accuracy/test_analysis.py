@@ -987,6 +987,26 @@ class Versus(unittest.TestCase):
         self.assertFalse(g["every matched stall"])
         self.assertTrue(g["median error"])
 
+    def test_over_the_stop_and_the_waits_are_medians_of_the_matched_windows(self):
+        """The table shows what the error is measured against: the latency
+        over the stop alone (signed) and the measured vCPU waits that widen
+        the truth band, each a median over the matched windows."""
+        stalls = [a.Stall(HOST0 + k * 2 * SEC, HOST0 + k * 2 * SEC + 50 * MS) for k in range(3)]
+        over = [30_000, 250_000, 90_000]
+        samples = [line(k + 1, 0, st.start + OFFSET - 100 * MS, 2000, st.duration + d)
+                   for k, (st, d) in enumerate(zip(stalls, over))]
+        # 200 us waits of CPU 0's thread after the second stall's SIGCONT.
+        waits = [a.HostDelay(stalls[1].end - 10 * MS, stalls[1].end + 300_000, 200_000,
+                             a.vcpu_thread(0))]
+        r = a.match_stalls(samples, stalls, OFFSET, THR, WIDTH, WINDOW, False,
+                           host_delays=waits)
+        row = a.versus_row("module", "round-robin", stalls=r)
+        self.assertEqual(r.over_stop_ns, over)
+        self.assertEqual(row.median_over_stop_ns, 90_000)
+        self.assertEqual(row.median_waits_ns, 0)
+        # The second window lies 50 us beyond its band, the others 30 and 90 us.
+        self.assertEqual(sorted(r.errors_ns), [30_000, 50_000, 90_000])
+
     def test_a_run_that_failed_fails_every_goal(self):
         row = a.versus_row("module", "none", error="guest died")
         self.assertEqual(set(self.goals(row, self.row("tracer", "none")).values()), {False})
@@ -1029,9 +1049,12 @@ class Versus(unittest.TestCase):
         self.assertEqual(ours[0:2], ["| module", "round-robin"])
         self.assertEqual(ours[4], "n/a")               # traced duty: no trace
         self.assertEqual(ours[6], "0.040 ms")
+        # Over the stop alone: the scenario's windows read the stop + 40 us;
+        # no host waits were measured, so the band is the stop itself.
+        self.assertEqual(ours[8:10], ["0.040 ms", "0.000 ms"])
         # recall, in-width (no trace: n/a), precision, median, worst, NMI (none)
-        self.assertEqual(ours[9:15], ["1.00", "n/a", "1.00", "0.50", "0.50", "n/a |"])
-        self.assertEqual(table[3].split(" | ")[9:15], ["-"] * 5 + ["- |"])
+        self.assertEqual(ours[11:17], ["1.00", "n/a", "1.00", "0.50", "0.50", "n/a |"])
+        self.assertEqual(table[3].split(" | ")[11:17], ["-"] * 5 + ["- |"])
         self.assertIn("not measured: guest died", table[4])
         self.assertEqual((a.ratio(1, 0), a.ratio(0, 0), a.ratio(None, 1)),
                          ("inf", "n/a", "n/a"))

@@ -266,7 +266,10 @@ def report(runs, lines, truth, delays, head, out, dmesg_saved=True):
             goals.append(f"- module {r.mode}: {goal}: {'PASS' if ok else 'FAIL'} ({detail})")
     text = ["# accuracy vs the kernel's hwlat tracer", "", head, ""] + table + [
         "", "Errors: distance of max(inner, outer) from the truth band [stop, stop + host "
-        "run-queue waits of the vCPU threads] (accuracy suite, README). Begun in a width: "
+        "run-queue waits of the vCPU threads] (accuracy suite, README): the waits right "
+        "before the stop and until each vCPU thread ran again after it, of any size. Median "
+        "over the stop: max(inner, outer) minus the stop alone; median vCPU waits: the "
+        "band's width, what the host measured beyond the stop. Begun in a width: "
         "stalls whose start lies in a width of the backend's hwlatd thread(s), traced with "
         "sched_switch. Traced duty: the share of the run (first width's start to last "
         "width's end) inside some CPU's traced width (width/window = 0.90 on paper). NMIs "
