@@ -572,7 +572,8 @@ class StallResult:
                 f"{self.precision:.2f} ({self.matched_samples}/"
                 f"{self.over_threshold - len(self.host_noise)}{host}) worst error "
                 f"{self.worst_error_ns / MS:.2f} ms median error {self.median_error_ns / MS:.2f} ms"
-                f" (vs stop alone: worst {raw / MS:.2f} ms)")
+                f" (vs stop alone: worst {raw / MS:.2f} ms, median "
+                f"{statistics.median(self.raw_errors_ns or [0]) / MS:.2f} ms)")
 
 
 def match_stalls(samples, stalls, offset, threshold_ns, width_ns, window_ns, per_cpu,
