@@ -10,6 +10,7 @@ a case where a correct one passes. Run: python3 -m unittest test_analysis
 
 import random
 import re
+import tempfile
 import unittest
 
 import analysis as a
@@ -1058,6 +1059,62 @@ class Versus(unittest.TestCase):
         self.assertIn("not measured: guest died", table[4])
         self.assertEqual((a.ratio(1, 0), a.ratio(0, 0), a.ratio(None, 1)),
                          ("inf", "n/a", "n/a"))
+
+
+class TestStealPolls(unittest.TestCase):
+    """HostMonitor.poll_steal: a rise of /proc/stat's steal column becomes a
+    HostDelay of that many clock ticks, named after the host CPU, and rises
+    at consecutive polls merge into one (one long steal is one delay that
+    can explain one long window)."""
+
+    def setUp(self):
+        import accuracy
+        self.f = tempfile.NamedTemporaryFile("w+b")
+        self.mon = accuracy.HostMonitor.__new__(accuracy.HostMonitor)
+        self.mon.stat = self.f.fileno()
+        self.mon.tick_ns = 10 * MS
+        self.mon.steal = {}
+        self.mon.delays = []
+
+    def tearDown(self):
+        self.f.close()
+
+    def poll(self, t, steal0, steal1):
+        self.f.seek(0)
+        self.f.truncate()
+        self.f.write(b"cpu  1 2 3 4 5 6 7 %d 0 0\n" % (steal0 + steal1)
+                     + b"cpu0 1 2 3 4 5 6 7 %d 0 0\n" % steal0
+                     + b"cpu1 1 2 3 4 5 6 7 %d 0 0\n" % steal1
+                     + b"intr 123 4 5\n")
+        self.f.flush()
+        self.mon.poll_steal(t)
+
+    def test_rises_become_delays_and_consecutive_ones_merge(self):
+        self.poll(0, 100, 200)              # the first poll only sets the base
+        self.poll(2 * MS, 100, 200)
+        self.assertEqual(self.mon.delays, [])
+        self.poll(4 * MS, 101, 200)         # cpu0: one tick
+        self.poll(6 * MS, 103, 200)         # two more, right after: merged
+        self.poll(8 * MS, 103, 210)         # cpu1: ten ticks at once
+        self.poll(10 * MS, 103, 210)
+        self.poll(12 * MS, 104, 210)        # cpu0 again, after a quiet poll: a new one
+        got = [(d.start, d.end, d.wait, d.thread) for d in self.mon.delays]
+        self.assertEqual(got, [(2 * MS, 6 * MS, 30 * MS, "steal cpu0"),
+                               (6 * MS, 8 * MS, 100 * MS, "steal cpu1"),
+                               (10 * MS, 12 * MS, 10 * MS, "steal cpu0")])
+
+    def test_a_long_steal_explains_a_window_that_would_be_invented(self):
+        stalls, samples = scenario()
+        t = stalls[3].end + 400 * MS
+        samples.append(line(998, 0, t + OFFSET, 0, 100 * MS))
+        r = a.match_stalls(samples, stalls, OFFSET, THR, WIDTH, WINDOW, False)
+        self.assertEqual([s.seq for s in r.unmatched], [998])
+        self.poll(t - 2 * MS, 50, 60)
+        self.poll(t + 100 * MS, 50, 70)     # the poller itself was stolen 100 ms
+        r = a.match_stalls(samples, stalls, OFFSET, THR, WIDTH, WINDOW, False,
+                           host_delays=self.mon.delays)
+        self.assertEqual([s.seq for s, _ in r.host_noise], [998])
+        self.assertEqual(r.unmatched, [])
 
 
 def stalls_dur(stalls, s):
