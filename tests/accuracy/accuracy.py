@@ -205,8 +205,12 @@ class Guest:
                "-serial", f"file:{self.console}", "-serial", f"file:{self.data}",
                "-qmp", f"unix:{self.qmp_path},server=on,wait=off",
                "-kernel", kernel, "-initrd", initrd,
-               "-append", "console=ttyS0 panic=-1 rdinit=/init loglevel=4 no_timer_check"
-               + (" " + append if append else "")]
+               # loglevel=5 and softlockup_all_cpu_backtrace: a guest that
+               # hangs (one CPU stuck with interrupts off, seen three times
+               # in about a hundred runs, cause unknown) prints every CPU's
+               # stack on the console, which the failure shows.
+               "-append", "console=ttyS0 panic=-1 rdinit=/init loglevel=5 no_timer_check "
+               "softlockup_all_cpu_backtrace=1" + (" " + append if append else "")]
         if firmware == "ovmf":
             cmd += ovmf_args(self.tmp)
         elif smm:
@@ -359,6 +363,11 @@ class Guest:
                     lines = f.read().decode("utf-8", "replace").splitlines()
             except OSError as e:
                 lines = [f"(cannot read {path}: {e})"]
+            first = next((i for i, x in enumerate(lines) if "BUG: soft lockup" in x), None)
+            if label == "console" and first is not None:
+                # A hung guest: its first report, with every CPU's stack.
+                out.append(f"the first soft lockup report in the {label} log {path}:")
+                out += ["  " + x.rstrip("\r") for x in lines[first:first + 150]]
             out.append(f"last {n} lines of the {label} log {path}:")
             out += ["  " + x.rstrip("\r") for x in lines[-n:]]
         return out
