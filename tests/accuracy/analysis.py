@@ -1134,12 +1134,17 @@ _DMESG_NMI_OK = re.compile(r"NMI received for unknown reason|Dazed and confused"
                            r"|Do you have a strange power saving mode")
 
 
+# The kernel echoes its command line, whose options may name what
+# _DMESG_BAD looks for (softlockup_all_cpu_backtrace=1).
+_DMESG_CMDLINE = re.compile(r"\] (Kernel c|C)ommand line: ")
+
+
 def dmesg_problems(lines, allow_unknown_nmi=False):
     """dmesg lines that show a kernel problem. The unknown-NMI lines are
     allowed only where the test injects NMIs."""
     bad = []
     for line in lines:
-        if not _DMESG_BAD.search(line):
+        if not _DMESG_BAD.search(line) or _DMESG_CMDLINE.search(line):
             continue
         if allow_unknown_nmi and _DMESG_NMI_OK.search(line):
             continue

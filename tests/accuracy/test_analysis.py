@@ -1061,6 +1061,17 @@ class Versus(unittest.TestCase):
                          ("inf", "n/a", "n/a"))
 
 
+class TestDmesgCommandLine(unittest.TestCase):
+    def test_the_command_line_is_no_problem_but_a_lockup_is(self):
+        """The guests boot with softlockup_all_cpu_backtrace=1: the echo of
+        the command line must not read as a soft lockup; a real one must."""
+        cmdline = "console=ttyS0 loglevel=5 softlockup_all_cpu_backtrace=1"
+        lines = [f"[    0.000000] Command line: {cmdline}",
+                 f"[    0.105738] Kernel command line: {cmdline}",
+                 "[  100.698690] watchdog: BUG: soft lockup - CPU#1 stuck for 44s! [acc-guest:91]"]
+        self.assertEqual(a.dmesg_problems(lines), lines[2:])
+
+
 class TestStealPolls(unittest.TestCase):
     """HostMonitor.poll_steal: a rise of /proc/stat's steal column becomes a
     HostDelay of that many clock ticks, named after the host CPU, and rises
