@@ -8,7 +8,7 @@
 #    the summary counts, and the format of the kernel's lines (shown);
 #  - every tracefs file it changed is back as it was, from a state that is
 #    not the default (tracing_thresh, width, window, mode, cpumask set
-#    before the scan), after a completed scan and after SIGTERM half-way
+#    before the scan), after a completed scan and after SIGTERM or SIGHUP half-way
 #    (status "interrupted");
 #  - a tracer in use (current_tracer not nop) is refused with status 3 and
 #    a message naming it, and left alone;
@@ -151,26 +151,29 @@ check "the kernel's trace_pipe lines have the format tracer.c parses" $? "$res/t
 echo 7 >"$tfs/tracing_thresh"
 state >"$res/state-before2.txt"
 
-# 2. SIGTERM half-way.
-hwlat-scan --config /dev/null --backend=tracer --duration=60s --threshold=1us \
-	>"$res/term.out" 2>"$res/term.err" &
-pid=$!
-for _ in $(seq 100); do
-	[ "$(cat "$tfs/current_tracer")" = hwlat ] && break
-	sleep 0.1
+# 2. SIGTERM and SIGHUP (the terminal went away) half-way: both end the
+# scan the same way (hwlat-scan.c, signalfd_setup()).
+for sig in TERM HUP; do
+	hwlat-scan --config /dev/null --backend=tracer --duration=60s --threshold=1us \
+		>"$res/$sig.out" 2>"$res/$sig.err" &
+	pid=$!
+	for _ in $(seq 100); do
+		[ "$(cat "$tfs/current_tracer")" = hwlat ] && break
+		sleep 0.1
+	done
+	sleep 3
+	kill -"$sig" "$pid"
+	wait "$pid"
+	rc=$?
+	check "SIG$sig half-way: exit 0" "$rc" "$res/$sig.out" "$res/$sig.err"
+	state >"$res/state-after-$sig.txt"
+	cmp -s "$res/state-before2.txt" "$res/state-after-$sig.txt"
+	check "SIG$sig half-way: every tracer file is back as before" $? "$res/state-after-$sig.txt"
+	id=$(scan_id_of "$res/$sig.out")
+	entries "$id" "$SUMMARY_ID" "$res/journal-$sig.json"
+	[ "$(field "$res/journal-$sig.json" HWLAT_STATUS)" = interrupted ]
+	check "SIG$sig half-way: the summary says interrupted" $? "$res/journal-$sig.json" "$res/$sig.err"
 done
-sleep 3
-kill -TERM "$pid"
-wait "$pid"
-rc=$?
-check "SIGTERM half-way: exit 0" "$rc" "$res/term.out" "$res/term.err"
-state >"$res/state-after-term.txt"
-cmp -s "$res/state-before2.txt" "$res/state-after-term.txt"
-check "SIGTERM half-way: every tracer file is back as before" $? "$res/state-after-term.txt"
-id=$(scan_id_of "$res/term.out")
-entries "$id" "$SUMMARY_ID" "$res/journal-term.json"
-[ "$(field "$res/journal-term.json" HWLAT_STATUS)" = interrupted ]
-check "SIGTERM half-way: the summary says interrupted" $? "$res/journal-term.json" "$res/term.err"
 
 # 3. The tracer in use by someone else.
 # A light one: blk (traces nothing until blktrace asks), never mmiotrace (it
