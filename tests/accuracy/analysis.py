@@ -363,7 +363,9 @@ def stall_truth(stall, cpu, delays, poll_slack=3 * MS):
     it stalls the other. How much of those waits fell inside the sampler's
     gap is not observable from the host, so the truth is the band
     [stop, stop + pre + post]; on an idle host both waits are 0 and the band
-    is the stop duration. Returns (upper_ns, pre_ns, post_ns)."""
+    is the stop duration. The host's steal time (HostMonitor's "steal cpuN"
+    delays, per host CPU) counts the same way: whichever thread it hit, a
+    vCPU could not run. Returns (upper_ns, pre_ns, post_ns)."""
     pre = post = 0
     for name in {d.thread for d in delays}:
         mine = [d for d in delays if d.thread == name]
