@@ -207,8 +207,8 @@ class Guest:
                "-kernel", kernel, "-initrd", initrd,
                # loglevel=5 and softlockup_all_cpu_backtrace: a guest that
                # hangs (one CPU stuck with interrupts off, seen three times
-               # in about a hundred runs, cause unknown) prints every CPU's
-               # stack on the console, which the failure shows.
+               # on 2026-12-05, cause unknown) prints every CPU's stack on
+               # the console, which the failure shows.
                "-append", "console=ttyS0 panic=-1 rdinit=/init loglevel=5 no_timer_check "
                "softlockup_all_cpu_backtrace=1" + (" " + append if append else "")]
         if firmware == "ovmf":
