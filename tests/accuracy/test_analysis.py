@@ -1114,6 +1114,14 @@ class TestStealPolls(unittest.TestCase):
                                (6 * MS, 8 * MS, 100 * MS, "steal cpu1"),
                                (10 * MS, 12 * MS, 10 * MS, "steal cpu0")])
 
+    def test_a_rise_after_a_long_gap_between_polls_is_that_gap(self):
+        """The kernel charges steal late: one tick over a 41 ms gap between
+        polls 2 ms apart means the host kept the poller off for 39 ms."""
+        self.poll(0, 100, 200)
+        self.poll(41 * MS, 100, 201)
+        got = [(d.start, d.end, d.wait, d.thread) for d in self.mon.delays]
+        self.assertEqual(got, [(0, 41 * MS, 39 * MS, "steal cpu1")])
+
     def test_a_long_steal_explains_a_window_that_would_be_invented(self):
         stalls, samples = scenario()
         t = stalls[3].end + 400 * MS
