@@ -423,15 +423,74 @@ class Qmp:
 
 # ---------------------------------------------------------------- injection
 
+class StealProbe:
+    """Runs steal-probe (tests/accuracy/steal-probe.c) beside a guest: one
+    thread per host CPU at SCHED_FIFO 50 wakes every 1 ms and reports each
+    wake-up 0.2 ms late or more. The project machine is itself a KVM guest
+    whose hypervisor takes 2-10 ms from a CPU every few seconds: a vCPU
+    thread on that CPU cannot run, and no run-queue wait shows it. Measured
+    against a spinning thread's own lost CPU time (wall - CLOCK_THREAD_CPUTIME
+    - run-queue wait), the probe saw all 28 losses of 1.3-10 ms in 40 s,
+    each inside a reported span at most 1 ms longer; it costs each CPU
+    about 1.7 % (measurements/host-steal-2026-12-05/probe-vs-spinner.md)."""
+
+    PERIOD_US = 1000
+    MIN_LATE_US = 200
+
+    def __init__(self, path, out_path):
+        self.out = open(out_path, "w+")
+        self.proc = subprocess.Popen([path, str(self.PERIOD_US), str(self.MIN_LATE_US)],
+                                     stdout=self.out, stderr=subprocess.PIPE,
+                                     stdin=subprocess.DEVNULL)
+        deadline = time.monotonic() + 5
+        while True:
+            self.out.seek(0)
+            if self.out.readline().startswith("steal-probe ready"):
+                return
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.proc.kill()
+                err = self.proc.communicate()[1].decode(errors="replace").strip()
+                raise RuntimeError(f"steal-probe did not start (exit {self.proc.returncode}): "
+                                   f"{err or 'no message'}")
+            time.sleep(0.01)
+
+    def stop(self):
+        """Stops the probe; returns (its HostDelays, (wakes, late wakes)).
+        Raises GuestError when its output is incomplete."""
+        if self.proc.poll() is None:
+            self.proc.terminate()
+        try:
+            err = self.proc.communicate(timeout=5)[1].decode(errors="replace").strip()
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            err = "did not stop on SIGTERM within 5 s"
+        self.out.seek(0)
+        lines = self.out.read().splitlines()
+        self.out.close()
+        if self.proc.returncode not in (0, -signal.SIGKILL) or err:
+            raise a.GuestError(f"steal-probe exited {self.proc.returncode}: {err}")
+        return a.parse_steal_probe(lines)
+
+    def kill(self):
+        """On the way out of a failed test: no judging, no probe left."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.out.close()
+
+
 class HostMonitor:
     """Polls the host run-queue wait of QEMU's vCPU threads
     (/proc/PID/task/TID/schedstat, field 2) and records every increase of at
     least 2 ms: measured hypervisor latency that nobody injected. QEMU's
     other threads (its main loop holds the lock a vCPU needs for I/O) are
     watched too, for the failure notes only: their waits explain nothing by
-    themselves, but they tell where to look when a window is unexplained."""
+    themselves, but they tell where to look when a window is unexplained.
+    With a steal-probe binary, it also records the time the host itself
+    lost (StealProbe) from now to close(); /proc/stat's steal column over
+    the same time is kept as a cross-check (it counts 10 ms ticks, late)."""
 
-    def __init__(self, pid):
+    def __init__(self, pid, probe=None, probe_out=None):
         self.pid = pid
         self.fds = {}
         self.last = {}
@@ -451,45 +510,11 @@ class HostMonitor:
         for tid in set(tids) - set(vcpus):
             self.others[tid] = (names[tid], os.open(f"/proc/{pid}/task/{tid}/schedstat",
                                                      os.O_RDONLY))
-        self.stat = os.open("/proc/stat", os.O_RDONLY)
-        self.tick_ns = SEC // os.sysconf("SC_CLK_TCK")
-        self.steal = {}         # host CPU -> (poll time, steal ticks, its open HostDelay)
+        self.stat_steal_ns = -host_steal_ns()
+        self.probe_counts = None
+        self.probe = StealProbe(probe, probe_out or f"/tmp/steal-probe.{pid}") \
+            if probe else None
         self.poll()
-
-    def poll_steal(self, t):
-        """The host's steal time per CPU (/proc/stat, in clock ticks): time
-        the hypervisor this machine runs on took from it, which no run-queue
-        wait shows (the project machine is a KVM guest: a spinning host
-        thread sees 2.6-10 ms gaps every few seconds without one). A rise
-        is recorded as a HostDelay "steal cpuN" of that many ticks, merged
-        with the previous poll's when that one rose too. Ticks are 10 ms:
-        the amount is good to a tick, and a rise by one may be the sum of
-        smaller steals. The kernel also charges steal late: the injector,
-        at SCHED_FIFO above everything else, polls every 2 ms, so when a
-        rise comes after a longer gap between its own polls, the host did
-        not let it run for that gap, and the delay is that gap less the 2 ms
-        (measured: the steal count rose by one tick over a 41 ms poll gap
-        that held a 39.9 ms guest gap no injection made)."""
-        lines = os.pread(self.stat, 4096, 0).split(b"\n")
-        for line in lines[1:]:
-            if not line.startswith(b"cpu"):
-                break
-            f = line.split()
-            cpu, ticks = int(f[0][3:]), int(f[8])
-            if cpu in self.steal:
-                pt, pticks, cur = self.steal[cpu]
-                if ticks > pticks:
-                    lost = max((ticks - pticks) * self.tick_ns, t - pt - 2 * MS)
-                    if cur is not None and cur.end == pt:
-                        cur.end, cur.wait = t, cur.wait + lost
-                    else:
-                        cur = a.HostDelay(pt, t, lost, f"steal cpu{cpu}")
-                        self.delays.append(cur)
-                else:
-                    cur = None
-                self.steal[cpu] = (t, ticks, cur)
-            else:
-                self.steal[cpu] = (t, ticks, None)
 
     def poll(self, vcpu_min=2 * MS):
         """Records each thread's run-queue wait since its last poll when it
@@ -497,7 +522,6 @@ class HostMonitor:
         stall's edges, where every microsecond a vCPU waits is part of the
         gap the guest sees)."""
         t = now()
-        self.poll_steal(t)
         for threads, delays, least in ((self.fds, self.delays, vcpu_min),
                                        (self.others, self.other_delays, 2 * MS)):
             for tid, (name, fd) in threads.items():
@@ -559,11 +583,23 @@ class HostMonitor:
                 del ran_at_stop[tid]
 
     def close(self):
+        """Stops watching; adds the probe's losses to .delays. Raises
+        GuestError when the probe's output is incomplete."""
         for _, fd in list(self.fds.values()) + list(self.others.values()):
             os.close(fd)
-        os.close(self.stat)
         self.fds = {}
         self.others = {}
+        self.stat_steal_ns += host_steal_ns()
+        if self.probe:
+            probe, self.probe = self.probe, None
+            lost, self.probe_counts = probe.stop()
+            self.delays = sorted(self.delays + lost, key=lambda d: d.end)
+
+    def discard(self):
+        """Stops the probe, if still running, without judging its output."""
+        if self.probe:
+            self.probe.kill()
+            self.probe = None
 
     def summary(self):
         steal = [d.wait for d in self.delays if d.thread.startswith("steal")]
@@ -572,15 +608,26 @@ class HostMonitor:
         some = [d.wait for d in waits if d.wait >= 2 * MS]
         worst = max((d.wait for d in waits), default=0)
         text = (f"host run-queue waits of the vCPU threads ({', '.join(self.names)}): "
-                f"{len(some)} >= 2 ms, {len(big)} > 20 ms, longest {worst / MS:.1f} ms; host "
-                f"steal time (its hypervisor's): {len(steal)} rises, {sum(steal) / MS:.0f} ms "
-                f"in all, longest {max(steal, default=0) / MS:.0f} ms")
+                f"{len(some)} >= 2 ms, {len(big)} > 20 ms, longest {worst / MS:.1f} ms; ")
+        if self.probe_counts:
+            text += (f"host CPU time lost below the host (steal-probe, {self.probe_counts[0]} "
+                     f"wake-ups): {sum(1 for w in steal if w >= 2 * MS)} losses in spans >= "
+                     f"2 ms, longest span {max(steal, default=0) / MS:.1f} ms; ")
+        else:
+            text += "no steal-probe; "
+        text += f"/proc/stat steal meanwhile {self.stat_steal_ns / MS:.0f} ms"
         if self.other_delays:
             longest = max(self.other_delays, key=lambda d: d.wait)
             text += (f"; QEMU's other threads (not counted as explanations): "
                      f"{len(self.other_delays)} waits >= 2 ms, longest {longest.wait / MS:.1f} ms "
                      f"({longest.thread}, host {longest.end / SEC:.3f})")
         return text
+
+
+def host_steal_ns():
+    """The host's steal time so far, all CPUs (/proc/stat, 10 ms ticks)."""
+    with open("/proc/stat") as f:
+        return int(f.readline().split()[8]) * (SEC // os.sysconf("SC_CLK_TCK"))
 
 
 def precise_sleep_until(t_mono, monitor=None, spin=True):
@@ -744,9 +791,12 @@ class Suite:
         else:
             cmd = f"sample {mode} {seconds} trace"
         g = self.boot(name, cmd, with_module=(mode != "user-spinner"))
+        monitor = None
         try:
             g.wait_for("HWLAT-CLOCK", BOOT_TIMEOUT)
-            monitor = HostMonitor(g.pid)      # before the detector is enabled
+            # Before the detector is enabled.
+            monitor = HostMonitor(g.pid, self.args.steal_probe,
+                                  os.path.join(self.args.out, f"{name}.steal-probe"))
             if g.realtime:
                 g.make_realtime()
             mark = g.wait_for("HWLAT-MARK sampling", 30, monitor=monitor)
@@ -760,6 +810,8 @@ class Suite:
             self.abort(g, name, e)
             return
         finally:
+            if monitor:
+                monitor.discard()
             g.kill()
         if coarse is None:
             coarse = run.sampling_mark - mark
@@ -1369,6 +1421,8 @@ def main():
     p.add_argument("--kernel", required=True)
     p.add_argument("--ko", help="hwlat_detector.ko (every test but selfcheck)")
     p.add_argument("--guest", required=True, help="static acc-guest binary")
+    p.add_argument("--steal-probe", required=True,
+                   help="host steal-probe binary (tests/accuracy/steal-probe.c)")
     p.add_argument("--msr-ko")
     p.add_argument("--out", default="_build/accuracy")
     p.add_argument("--only",

@@ -1072,68 +1072,127 @@ class TestDmesgCommandLine(unittest.TestCase):
         self.assertEqual(a.dmesg_problems(lines), lines[2:])
 
 
-class TestStealPolls(unittest.TestCase):
-    """HostMonitor.poll_steal: a rise of /proc/stat's steal column becomes a
-    HostDelay of that many clock ticks, named after the host CPU, and rises
-    at consecutive polls merge into one (one long steal is one delay that
-    can explain one long window)."""
+class TestStealProbe(unittest.TestCase):
+    """steal-probe's output: each late wake-up becomes a HostDelay "steal
+    cpuN" spanning [previous wake-up, late wake-up] (an upper bound of the
+    loss), and a loss at a stall's edge widens its truth band as a
+    run-queue wait does."""
 
-    def setUp(self):
-        import accuracy
-        self.f = tempfile.NamedTemporaryFile("w+b")
-        self.mon = accuracy.HostMonitor.__new__(accuracy.HostMonitor)
-        self.mon.stat = self.f.fileno()
-        self.mon.tick_ns = 10 * MS
-        self.mon.steal = {}
-        self.mon.delays = []
+    def probe_lines(self, *late):
+        return (["steal-probe ready 2 1000000"]
+                + [f"late {c} {p} {w} {n}" for c, p, w, n in late]
+                + [f"steal-probe end 80000 {len(late)}"])
 
-    def tearDown(self):
-        self.f.close()
+    def test_late_wake_ups_become_spans_sorted_by_end(self):
+        delays, counts = a.parse_steal_probe(self.probe_lines(
+            (1, 50 * MS, 54 * MS, 3 * MS), (0, 10 * MS, 20 * MS + 1, 9 * MS)))
+        self.assertEqual([(d.start, d.end, d.wait, d.thread) for d in delays],
+                         [(10 * MS, 20 * MS + 1, 10 * MS + 1, "steal cpu0"),
+                          (50 * MS, 54 * MS, 4 * MS, "steal cpu1")])
+        self.assertEqual(counts, (80000, 2))
 
-    def poll(self, t, steal0, steal1):
-        self.f.seek(0)
-        self.f.truncate()
-        self.f.write(b"cpu  1 2 3 4 5 6 7 %d 0 0\n" % (steal0 + steal1)
-                     + b"cpu0 1 2 3 4 5 6 7 %d 0 0\n" % steal0
-                     + b"cpu1 1 2 3 4 5 6 7 %d 0 0\n" % steal1
-                     + b"intr 123 4 5\n")
-        self.f.flush()
-        self.mon.poll_steal(t)
+    def test_cut_or_malformed_output_is_named(self):
+        good = self.probe_lines((0, 10, 20, 5))
+        for bad, want in ((good[:-1], "no end line"),
+                          (good[1:], "never printed its ready line"),
+                          (good[:1] + ["late 0 20 10 5"] + good[2:], "line 2 not understood"),
+                          (good[:1] + ["late 0 10 20 15"] + good[2:], "line 2 not understood"),
+                          (good[:1] + ["late 0 10 x 5"] + good[2:], "'late 0 10 x 5'"),
+                          (good[:2] + ["steal-probe end 80000 2"], "counted 2 late wake-ups"),
+                          (good + ["late 0 30 40 5"], "line 4 not understood"),
+                          ([], "never printed its ready line")):
+            with self.assertRaises(a.GuestError, msg=bad) as cm:
+                a.parse_steal_probe(bad)
+            self.assertIn(want, str(cm.exception))
 
-    def test_rises_become_delays_and_consecutive_ones_merge(self):
-        self.poll(0, 100, 200)              # the first poll only sets the base
-        self.poll(2 * MS, 100, 200)
-        self.assertEqual(self.mon.delays, [])
-        self.poll(4 * MS, 101, 200)         # cpu0: one tick
-        self.poll(6 * MS, 103, 200)         # two more, right after: merged
-        self.poll(8 * MS, 103, 210)         # cpu1: ten ticks at once
-        self.poll(10 * MS, 103, 210)
-        self.poll(12 * MS, 104, 210)        # cpu0 again, after a quiet poll: a new one
-        got = [(d.start, d.end, d.wait, d.thread) for d in self.mon.delays]
-        self.assertEqual(got, [(2 * MS, 6 * MS, 30 * MS, "steal cpu0"),
-                               (6 * MS, 8 * MS, 100 * MS, "steal cpu1"),
-                               (10 * MS, 12 * MS, 10 * MS, "steal cpu0")])
+    def test_a_loss_spanning_a_stall_start_widens_its_band(self):
+        """Measured in a per-cpu run: CPU 1's gap began 4.0 ms before a
+        234.04 ms stop with no run-queue wait (its host CPU was taken away);
+        it read 238.23 ms. Without the probe's span the window fails; with
+        it the band is [stop, stop + span]."""
+        stalls, samples = scenario()
+        st = stalls[5]
+        s = next(x for x in samples if abs(x.ts - OFFSET - st.end) < MS)
+        samples = [line(s.seq, s.cpu, s.ts, 0, st.duration + 4190 * 1000) if x is s else x
+                   for x in samples]
+        r = a.match_stalls(samples, stalls, OFFSET, THR, WIDTH, WINDOW, False)
+        self.assertEqual(len(r.failures), 1, r.failures)
+        self.assertIn(f"stall 5 stopped {st.duration / MS:.3f} ms", r.failures[0])
+        delays, _ = a.parse_steal_probe(self.probe_lines(
+            (1, st.start - 4200 * 1000, st.start + 300 * 1000, 3500 * 1000)))
+        self.assertEqual(a.stall_truth(st, s.cpu, delays)[0], st.duration + 4500 * 1000)
+        r = a.match_stalls(samples, stalls, OFFSET, THR, WIDTH, WINDOW, False,
+                           host_delays=delays)
+        self.assertEqual(r.failures, [])
+        # A span that ended before the stop is no part of its gap.
+        delays, _ = a.parse_steal_probe(self.probe_lines(
+            (1, st.start - 5200 * 1000, st.start - MS, 3500 * 1000)))
+        r = a.match_stalls(samples, stalls, OFFSET, THR, WIDTH, WINDOW, False,
+                           host_delays=delays)
+        self.assertEqual(len(r.failures), 1, r.failures)
 
-    def test_a_rise_after_a_long_gap_between_polls_is_that_gap(self):
-        """The kernel charges steal late: one tick over a 41 ms gap between
-        polls 2 ms apart means the host kept the poller off for 39 ms."""
-        self.poll(0, 100, 200)
-        self.poll(41 * MS, 100, 201)
-        got = [(d.start, d.end, d.wait, d.thread) for d in self.mon.delays]
-        self.assertEqual(got, [(0, 41 * MS, 39 * MS, "steal cpu1")])
-
-    def test_a_long_steal_explains_a_window_that_would_be_invented(self):
+    def test_a_long_loss_explains_a_window_that_would_be_invented(self):
         stalls, samples = scenario()
         t = stalls[3].end + 400 * MS
         samples.append(line(998, 0, t + OFFSET, 0, 100 * MS))
         r = a.match_stalls(samples, stalls, OFFSET, THR, WIDTH, WINDOW, False)
         self.assertEqual([s.seq for s in r.unmatched], [998])
-        self.poll(t - 2 * MS, 50, 60)
-        self.poll(t + 100 * MS, 50, 70)     # the poller itself was stolen 100 ms
+        delays, _ = a.parse_steal_probe(self.probe_lines((0, t - MS, t + 100 * MS, 100 * MS)))
         r = a.match_stalls(samples, stalls, OFFSET, THR, WIDTH, WINDOW, False,
-                           host_delays=self.mon.delays)
+                           host_delays=delays)
         self.assertEqual([s.seq for s, _ in r.host_noise], [998])
         self.assertEqual(r.unmatched, [])
+
+
+class TestTwoGapsInAWindow(unittest.TestCase):
+    """A window reports its largest gap. Measured: one held a 96.0 ms stop
+    and, apart from it, a 100.4 ms gap while the host lost 100 ms; it read
+    100.4 ms and failed the stall's magnitude."""
+
+    def setUp(self):
+        self.stalls, samples = scenario()
+        old = self.stalls[6]
+        s = next(x for x in samples if abs(x.ts - OFFSET - old.end) < MS)
+        st = self.stalls[6] = a.Stall(old.start, old.start + 96 * MS)
+        self.s = line(s.seq, s.cpu, st.end + OFFSET + 50_000, 0, 96 * MS + 170_000)
+        self.samples = [self.s if x is s else x for x in samples]
+        # The host lost 100.4 ms, 300 ms after the stop ended.
+        self.delays = [a.HostDelay(st.end + 300 * MS, st.end + 400 * MS + 400_000,
+                                   100 * MS + 400_000, "steal cpu0")]
+
+    def judge(self, latency, count):
+        s = self.s
+        samples = [line(s.seq, s.cpu, s.ts, 0, latency, count=count) if x is s else x
+                   for x in self.samples]
+        return a.match_stalls(samples, self.stalls, OFFSET, THR, WIDTH, WINDOW, False,
+                              host_delays=self.delays)
+
+    def test_a_separate_loss_can_be_the_largest_gap(self):
+        want = 100 * MS + 400_000
+        self.assertEqual(a.separate_loss(line(1, 0, self.s.ts, 0, want, count=2),
+                                         self.stalls[6], self.delays, OFFSET, WIDTH), want)
+        r = self.judge(want, count=2)
+        self.assertEqual(r.failures, [])
+
+    def test_not_when_the_window_counted_one_gap(self):
+        r = self.judge(100 * MS + 400_000, count=1)
+        self.assertEqual(len(r.failures), 1, r.failures)
+        self.assertIn("magnitude: stall 6", r.failures[0])
+
+    def test_not_beyond_the_loss(self):
+        """The loss is the band's top: 1 ms + 1 % of it beyond passes, 1 ns
+        more fails."""
+        top = 100 * MS + 400_000
+        self.assertEqual(self.judge(top + MS + top // 100, count=2).failures, [])
+        r = self.judge(top + MS + top // 100 + 1, count=2)
+        self.assertEqual(len(r.failures), 1, r.failures)
+        self.assertIn("truth band up to 100.400 ms", r.failures[0])
+
+    def test_a_loss_inside_the_stall_is_not_separate(self):
+        st = self.stalls[6]
+        inside = [a.HostDelay(st.start + MS, st.start + 2 * MS, 300 * MS, "steal cpu0")]
+        self.assertEqual(a.separate_loss(line(1, 0, self.s.ts, 0, 300 * MS, count=2), st,
+                                         inside, OFFSET, WIDTH), 0)
 
 
 def stalls_dur(stalls, s):

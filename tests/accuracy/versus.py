@@ -143,6 +143,7 @@ def main():
     p.add_argument("--kernel")
     p.add_argument("--ko")
     p.add_argument("--guest")
+    p.add_argument("--steal-probe", help="host steal-probe binary")
     p.add_argument("--out", default="_build/accuracy-vs-tracer")
     p.add_argument("--kernel-release", default="?")
     p.add_argument("--seed", type=int, default=int(time.time()))
@@ -189,11 +190,13 @@ def main():
     g = acc.Guest("versus", args.out, args.kernel, initrd, nice=args.nice,
                   realtime=args.realtime)
     truth = []
+    monitor = None
     try:
         qmp = acc.Qmp(g.qmp_path)
         g.wait_for("HWLAT-CLOCK", BOOT_TIMEOUT)
         boot_s = time.monotonic() - t_start
-        monitor = acc.HostMonitor(g.pid)
+        monitor = acc.HostMonitor(g.pid, args.steal_probe,
+                                  os.path.join(args.out, "steal-probe.out"))
         if g.realtime:
             g.make_realtime()
         idx = 0
@@ -206,7 +209,7 @@ def main():
         qmp.close()
         g.finish(timeout=seconds + 120)
         monitor.close()
-    except (RuntimeError, OSError) as e:
+    except (RuntimeError, OSError, a.GuestError) as e:
         g.wind_down()
         print(f"# the guest could not run the benchmark: {e}")
         for x in g.tail(40):
@@ -214,6 +217,8 @@ def main():
         if not truth:
             return 2
     finally:
+        if monitor:
+            monitor.discard()
         g.kill()
     load_after = os.getloadavg()
     head = (f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} by "
