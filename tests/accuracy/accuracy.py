@@ -428,7 +428,9 @@ class StealProbe:
     thread per host CPU at SCHED_FIFO 50 wakes every 1 ms and reports each
     wake-up 0.2 ms late or more. The project machine is itself a KVM guest
     whose hypervisor takes 2-10 ms from a CPU every few seconds: a vCPU
-    thread on that CPU cannot run, and no run-queue wait shows it. Measured
+    thread on that CPU cannot run, and no run-queue wait shows it. (A late
+    wake-up also counts the host's interrupts and its fair server, which
+    preempt SCHED_FIFO threads; a vCPU thread loses those too.) Measured
     against a spinning thread's own lost CPU time (wall - CLOCK_THREAD_CPUTIME
     - run-queue wait), the probe saw all 28 losses of 1.3-10 ms in 40 s,
     each inside a reported span at most 1 ms longer; it costs each CPU
@@ -610,8 +612,8 @@ class HostMonitor:
         text = (f"host run-queue waits of the vCPU threads ({', '.join(self.names)}): "
                 f"{len(some)} >= 2 ms, {len(big)} > 20 ms, longest {worst / MS:.1f} ms; ")
         if self.probe_counts:
-            text += (f"host CPU time lost below the host (steal-probe, {self.probe_counts[0]} "
-                     f"wake-ups): {sum(1 for w in steal if w >= 2 * MS)} losses in spans >= "
+            text += (f"host CPUs lost to anything above SCHED_FIFO 50 (steal-probe, "
+                     f"{self.probe_counts[0]} wake-ups): {sum(1 for w in steal if w >= 2 * MS)} losses in spans >= "
                      f"2 ms, longest span {max(steal, default=0) / MS:.1f} ms; ")
         else:
             text += "no steal-probe; "

@@ -355,6 +355,11 @@ def parse_steal_probe(lines):
     return delays, end
 
 
+def is_host_loss(delay):
+    """A loss of a whole host CPU (parse_steal_probe), not a thread's wait."""
+    return delay.thread.startswith("steal cpu")
+
+
 def vcpu_thread(cpu):
     """QEMU's name for the thread of a vCPU (-name ...,debug-threads=on)."""
     return f"CPU {cpu}/TCG"
@@ -373,7 +378,10 @@ def host_explanation(sample, delays, offset, width_ns, tol=20 * MS):
     latency, inside the window's span [ts - latency - tol, ts + width + tol]
     (ts is the first exceedance; the largest gap may come later). A gap is
     one continuous period without progress, so many small waits never add
-    up to an explanation. Returns the waits, or []."""
+    up to an explanation. A host CPU's loss (steal-probe's "steal cpuN")
+    explains alone: it pairs with nothing, since the run-queue wait of the
+    vCPU thread on that CPU may be the same event seen twice (the host's
+    fair server preempts both). Returns the waits, or []."""
     t = sample.ts - offset
     lat = sample.latency
     near = [d for d in delays
@@ -382,8 +390,10 @@ def host_explanation(sample, delays, offset, width_ns, tol=20 * MS):
     for d1 in near:
         if d1.wait > best_sum:
             best, best_sum = [d1], d1.wait
+        if is_host_loss(d1):
+            continue
         for d2 in near:
-            if d2.thread == d1.thread or abs(d2.end - d1.end) > lat + tol:
+            if d2.thread == d1.thread or is_host_loss(d2) or abs(d2.end - d1.end) > lat + tol:
                 continue
             if d1.wait + d2.wait > best_sum:
                 best, best_sum = [d1, d2], d1.wait + d2.wait

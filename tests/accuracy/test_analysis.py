@@ -1144,6 +1144,24 @@ class TestStealProbe(unittest.TestCase):
         self.assertEqual(r.unmatched, [])
 
 
+    def test_a_loss_and_a_vcpu_wait_do_not_add_up(self):
+        """The host's fair server preempts the probe and the vCPU thread on
+        one CPU alike: a 6 ms loss and a 6 ms wait there may be one event,
+        so they do not explain a 22 ms window; two vCPU threads' waits do."""
+        stalls, samples = scenario()
+        t = stalls[3].end + 400 * MS
+        samples.append(line(998, 0, t + OFFSET, 0, 22 * MS))
+        wait = a.HostDelay(t + 4 * MS, t + 6 * MS, 6 * MS, "CPU 0/TCG")
+        loss = a.HostDelay(t, t + 6 * MS, 6 * MS, "steal cpu0")
+        r = a.match_stalls(samples, stalls, OFFSET, THR, WIDTH, WINDOW, False,
+                           host_delays=[wait, loss])
+        self.assertEqual([s.seq for s in r.unmatched], [998])
+        other = a.HostDelay(t + 4 * MS, t + 6 * MS, 6 * MS, "CPU 1/TCG")
+        r = a.match_stalls(samples, stalls, OFFSET, THR, WIDTH, WINDOW, False,
+                           host_delays=[wait, other])
+        self.assertEqual([s.seq for s, _ in r.host_noise], [998])
+
+
 class TestTwoGapsInAWindow(unittest.TestCase):
     """A window reports its largest gap. Measured: one held a 96.0 ms stop
     and, apart from it, a 100.4 ms gap while the host lost 100 ms; it read
