@@ -514,9 +514,10 @@ class HostMonitor:
                                                      os.O_RDONLY))
         self.stat_steal_ns = -host_steal_ns()
         self.probe_counts = None
+        self.poll()
+        # Last: nothing after it may fail and leave the probe running.
         self.probe = StealProbe(probe, probe_out or f"/tmp/steal-probe.{pid}") \
             if probe else None
-        self.poll()
 
     def poll(self, vcpu_min=2 * MS):
         """Records each thread's run-queue wait since its last poll when it
@@ -612,9 +613,10 @@ class HostMonitor:
         text = (f"host run-queue waits of the vCPU threads ({', '.join(self.names)}): "
                 f"{len(some)} >= 2 ms, {len(big)} > 20 ms, longest {worst / MS:.1f} ms; ")
         if self.probe_counts:
+            spans = sum(1 for w in steal if w >= 2 * MS)
             text += (f"host CPUs lost to anything above SCHED_FIFO 50 (steal-probe, "
-                     f"{self.probe_counts[0]} wake-ups): {sum(1 for w in steal if w >= 2 * MS)} losses in spans >= "
-                     f"2 ms, longest span {max(steal, default=0) / MS:.1f} ms; ")
+                     f"{self.probe_counts[0]} wake-ups): {spans} losses in spans >= 2 ms, "
+                     f"longest span {max(steal, default=0) / MS:.1f} ms; ")
         else:
             text += "no steal-probe; "
         text += f"/proc/stat steal meanwhile {self.stat_steal_ns / MS:.0f} ms"
