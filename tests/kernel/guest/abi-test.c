@@ -881,19 +881,64 @@ static void test_sampled(void)
 
 /* count and max agree with the stream when nothing was dropped. */
 /*
+ * Where CPU c's widths lie against a grid of `window` ns: each width's
+ * offset from the nearest grid point counted from the first width, less
+ * the least such offset, so that the grid is anchored at the width that
+ * started least late (a width can start late, never early: the sampler
+ * waits for its vCPU, and that for a host CPU). Returns the anchor (ns,
+ * stream time of a grid point); fills late[k] (ns after the grid) and
+ * *on_grid (widths within slack of it).
+ */
+static uint64_t grid_lateness(const struct stream_acc *a, int c, uint64_t window, uint64_t slack,
+			      uint64_t *late, unsigned int *on_grid)
+{
+	int64_t least = INT64_MAX, off[STREAM_TS_MAX];
+
+	for (unsigned int k = 0; k < a->nts[c]; k++) {
+		uint64_t since = a->ts[c][k] - a->ts[c][0];
+		uint64_t n = (since + window / 2) / window;
+
+		off[k] = (int64_t)(since - n * window);
+		least = off[k] < least ? off[k] : least;
+	}
+	*on_grid = 0;
+	for (unsigned int k = 0; k < a->nts[c]; k++) {
+		late[k] = (uint64_t)(off[k] - least);
+		*on_grid += late[k] <= slack;
+	}
+	return a->nts[c] ? a->ts[c][0] + (uint64_t)least : 0;
+}
+
+static void diag_lateness(const char *what, const uint64_t *late, unsigned int n)
+{
+	char text[512];
+	size_t len = 0;
+
+	text[0] = '\0';
+	for (unsigned int k = 0; k < n && len + 16 < sizeof(text); k++)
+		len += (size_t)snprintf(text + len, sizeof(text) - len, " %.1f", late[k] / 1e6);
+	diag("%s: widths' ms after the grid:%s", what, text);
+}
+
+/*
  * Issue 15: widths begin on a grid, one per window from enable, and in
  * per-cpu mode CPU 1's half a window after CPU 0's, so that a stall of the
  * whole machine always finds one of them sampling. At a 1 us threshold a
  * window's time is its first gap, within a few us of the width's start
  * (the stream only carries windows with a reason). Before, both CPUs began
- * at enable and slept in phase (offset near 0).
+ * at enable and slept in phase (offset near 0). A loaded host makes single
+ * widths start late (19 ms, measured in a full run beside another guest),
+ * so the grids are anchored at the least late width, and 3 in 4 widths of
+ * each CPU must start within 15 ms of theirs: a sampler that drifted (a
+ * window counted from its last width's end) would not.
  */
 static void test_stagger(void)
 {
 	const uint64_t window = 200000000ull, half = window / 2, slack = 15000000ull;
+	uint64_t late[2][STREAM_TS_MAX], grid0, grid1, phase, phase_err;
 	struct stream_acc a = { 0 };
-	uint64_t worst_grid = 0, worst_phase = 0;
-	bool grid = true, staggered = true;
+	unsigned int on_grid[2];
+	bool grid;
 
 	if (cpus_online() < 2) {
 		diag("one CPU only: staggering not tested");
@@ -905,29 +950,23 @@ static void test_stagger(void)
 	read_stream(&a, 2100, 0, 65536, NULL);
 	wr("enable", "0");
 	wr("cpus", "");
-	for (int c = 0; c < 2; c++)
-		for (unsigned int k = 1; k < a.nts[c]; k++) {
-			int64_t off = (int64_t)(a.ts[c][k] - a.ts[c][0] - k * window);
-			uint64_t err = off < 0 ? (uint64_t)-off : (uint64_t)off;
-
-			worst_grid = err > worst_grid ? err : worst_grid;
-			grid = grid && err <= slack;
-		}
-	for (unsigned int k = 0; k < a.nts[1] && a.nts[0]; k++) {
-		uint64_t phase = (a.ts[1][k] - a.ts[0][0]) % window;
-		uint64_t err = phase > half ? phase - half : half - phase;
-
-		worst_phase = err > worst_phase ? err : worst_phase;
-		staggered = staggered && a.ts[1][k] > a.ts[0][0] && err <= slack;
+	grid0 = grid_lateness(&a, 0, window, slack, late[0], &on_grid[0]);
+	grid1 = grid_lateness(&a, 1, window, slack, late[1], &on_grid[1]);
+	grid = a.nts[0] >= 8 && a.nts[1] >= 8 &&
+	       on_grid[0] * 4 >= a.nts[0] * 3 && on_grid[1] * 4 >= a.nts[1] * 3;
+	if (!ok(grid, "per-cpu 100 ms / 200 ms: 3 in 4 of each CPU's widths start on a 200 ms "
+		"grid (within 15 ms of the least late one's)")) {
+		diag("%u of %u and %u of %u windows within 15 ms", on_grid[0], a.nts[0],
+		     on_grid[1], a.nts[1]);
+		diag_lateness("cpu 0", late[0], a.nts[0]);
+		diag_lateness("cpu 1", late[1], a.nts[1]);
 	}
-	if (!ok(a.nts[0] >= 8 && a.nts[1] >= 8 && grid,
-		"per-cpu 100 ms / 200 ms: each CPU's widths start k x 200 ms after its first (within 15 ms)"))
-		diag("%u and %u windows, worst %" PRIu64 " us off the grid", a.nts[0], a.nts[1],
-		     worst_grid / 1000);
-	if (!ok(a.nts[0] >= 8 && a.nts[1] >= 8 && staggered,
-		"per-cpu 100 ms / 200 ms: CPU 1's widths start 100 ms after CPU 0's (within 15 ms)"))
-		diag("worst %" PRIu64 " us from half a window; first starts %" PRIu64 " and %" PRIu64,
-		     worst_phase / 1000, a.nts[0] ? a.ts[0][0] : 0, a.nts[1] ? a.ts[1][0] : 0);
+	phase = grid1 > grid0 ? (grid1 - grid0) % window : window - (grid0 - grid1) % window;
+	phase_err = phase > half ? phase - half : half - phase;
+	if (!ok(grid && phase_err <= slack,
+		"per-cpu 100 ms / 200 ms: CPU 1's grid lies 100 ms after CPU 0's (within 15 ms)"))
+		diag("CPU 1's grid %.1f ms after CPU 0's (grid points at %" PRIu64 " and %" PRIu64
+		     ")", phase / 1e6, grid0, grid1);
 }
 
 /*

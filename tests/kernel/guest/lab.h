@@ -333,6 +333,8 @@ static inline bool parse_stream(const char *s, size_t len, struct stream_line *o
  * A growable buffer of stream text that splits into whole lines. Readers
  * append whatever read() returned; complete lines are parsed and counted.
  */
+#define STREAM_TS_MAX 32
+
 struct stream_acc {
 	char part[512];
 	size_t plen;
@@ -343,7 +345,7 @@ struct stream_acc {
 	uint64_t lines_of[64]; /* lines per CPU, CPUs 0-63 */
 	uint64_t max_cpu;
 	uint64_t gaps_of[64]; /* per CPU, the sum of each line's inner + outer */
-	uint64_t ts[2][32]; /* window times (ns) of CPUs 0 and 1, the first 32 */
+	uint64_t ts[2][STREAM_TS_MAX]; /* window times (ns) of CPUs 0 and 1, the first ones */
 	unsigned int nts[2];
 	char first_bad[160];
 	bool have_seq;
@@ -369,7 +371,7 @@ static inline void acc_line(struct stream_acc *a, const char *l, size_t len)
 	}
 	if (s.cpu > a->max_cpu)
 		a->max_cpu = s.cpu;
-	if (s.cpu < 2 && a->nts[s.cpu] < 32)
+	if (s.cpu < 2 && a->nts[s.cpu] < STREAM_TS_MAX)
 		a->ts[s.cpu][a->nts[s.cpu]++] = s.sec * 1000000000ull + s.nsec;
 	if (a->have_seq) {
 		if (s.seq <= a->last_seq)
