@@ -605,8 +605,8 @@ class HostMonitor:
             self.probe = None
 
     def summary(self):
-        steal = [d.wait for d in self.delays if d.thread.startswith("steal")]
-        waits = [d for d in self.delays if not d.thread.startswith("steal")]
+        steal = [d.wait for d in self.delays if a.is_host_loss(d)]
+        waits = [d for d in self.delays if not a.is_host_loss(d)]
         big = [d.wait for d in waits if d.wait > THRESHOLD_NS]
         some = [d.wait for d in waits if d.wait >= 2 * MS]
         worst = max((d.wait for d in waits), default=0)
