@@ -240,7 +240,10 @@ int collect_sample(const struct hwlat_sample *x, void *userdata)
 	if (x->timestamp_ns > d->last_ns)
 		d->last_ns = x->timestamp_ns;
 	timeline_add(&d->timeline, x->timestamp_ns, x->latency_ns);
-	if (d->n_times == COVERAGE_MAX_TIMES) {
+	if (!d->keep_times) {
+		/* No period shown (CSV, OpenMetrics, --compare): 8 bytes a
+		 * window saved, which the bound on memory gives the walk. */
+	} else if (d->n_times == COVERAGE_MAX_TIMES) {
 		d->times_full = true;
 	} else {
 		r = scan_add_time(s, x->timestamp_ns);

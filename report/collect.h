@@ -36,6 +36,7 @@ struct report_data {
 	int write_error;            /* --csv: why a row could not be written */
 	const struct read_result *read; /* what the walk met (malformed, corrupt) */
 	const char *no_match_reason;    /* collect_finish() chose nothing: why */
+	bool keep_times;                /* the output shows periods: keep the times */
 	size_t n_times;                 /* times kept in the scans (coverage.h) */
 	bool times_full;                /* COVERAGE_MAX_TIMES reached: no period */
 };

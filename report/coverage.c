@@ -151,6 +151,10 @@ static int find_period(const struct report_data *d, const struct group *g,
 		if (merge_window(s) > merge)
 			merge = merge_window(s);
 	}
+	if (!d->keep_times) {
+		c->period_why = "not computed for this output";
+		return 0;
+	}
 	if (d->times_full) {
 		c->period_why = "over 1000000 windows (their times are not kept)";
 		return 0;

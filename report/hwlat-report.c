@@ -734,6 +734,8 @@ static int run_set(struct journal_set *set, struct options *o)
 
 	report_data_init(&d, o);
 	d.read = &res;
+	/* Only the report itself shows periods. */
+	d.keep_times = o->mode == OUTPUT_TEXT || o->mode == OUTPUT_JSON;
 	if (o->mode == OUTPUT_CSV)
 		d.csv = stdout;
 	r = journal_read(set, o, &(struct journal_handlers){ collect_sample, collect_summary },

@@ -13,6 +13,20 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/*
+ * A scan's windows reach the journal in time order, so t is most often
+ * sorted already: then qsort(), its time and its buffer of n more times
+ * (glibc's merge sort) are saved.
+ */
+static void sort_times(uint64_t *t, size_t n)
+{
+	for (size_t i = 1; i < n; i++)
+		if (t[i] < t[i - 1]) {
+			qsort(t, n, sizeof(*t), cmp_u64);
+			return;
+		}
+}
+
 /* Sorts t and keeps the first window of each event; returns the events. */
 static size_t merge_events(uint64_t *t, size_t n, uint64_t merge_ns)
 {
@@ -20,7 +34,7 @@ static size_t merge_events(uint64_t *t, size_t n, uint64_t merge_ns)
 
 	if (n == 0)
 		return 0;
-	qsort(t, n, sizeof(*t), cmp_u64);
+	sort_times(t, n);
 	for (size_t i = 1; i < n; i++)
 		if (t[i] - t[m] >= merge_ns)
 			t[++m] = t[i];
