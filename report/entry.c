@@ -14,12 +14,21 @@
 static int parse_num(const char *p, size_t len, uint64_t *ret)
 {
 	uint64_t v = 0;
+	size_t i;
+	unsigned d;
 
 	if (len == 0 || len > 20)
 		return -EINVAL;
-	for (size_t i = 0; i < len; i++) {
-		unsigned d = (unsigned)(p[i] - '0');
-
+	/* Nineteen digits cannot overflow: only a twentieth is checked (a
+	 * million samples are ten million numbers). */
+	for (i = 0; i < len && i < 19; i++) {
+		d = (unsigned)(p[i] - '0');
+		if (d > 9)
+			return -EINVAL;
+		v = v * 10 + d;
+	}
+	if (i < len) {
+		d = (unsigned)(p[i] - '0');
 		if (d > 9)
 			return -EINVAL;
 		if (v > (UINT64_MAX - d) / 10)
@@ -40,17 +49,27 @@ static void copy_str(const char *p, size_t len, char *buf, size_t size)
 	buf[len] = '\0';
 }
 
+/* 32 lowercase hex digits? All are looked at, with no branch per digit:
+ * the compiler may then check many at once. */
+static bool is_normal_id(const char *p)
+{
+	unsigned bad = 0;
+
+	for (size_t i = 0; i < ID128_LEN; i++) {
+		unsigned char c = (unsigned char)p[i];
+
+		bad |= (unsigned char)(c - '0') > 9 && (unsigned char)(c - 'a') > 5;
+	}
+	return bad == 0;
+}
+
 static int copy_id(const char *p, size_t len, char ret[ID128_LEN + 1])
 {
 	char buf[40];
-	size_t i;
 
 	/* The form the journal writes (32 lowercase hex digits) is already
 	 * normal: copy it. Anything else goes through sd-id128. */
-	for (i = 0; len == ID128_LEN && i < len; i++)
-		if (!((p[i] >= '0' && p[i] <= '9') || (p[i] >= 'a' && p[i] <= 'f')))
-			break;
-	if (len == ID128_LEN && i == len) {
+	if (len == ID128_LEN && is_normal_id(p)) {
 		memcpy(ret, p, len);
 		ret[len] = '\0';
 		return 0;
