@@ -181,11 +181,21 @@ static size_t resident_bytes(void)
 	return n == 2 ? resident * (size_t)sysconf(_SC_PAGESIZE) : 0;
 }
 
-static bool is_journal_path(const char *path)
+/* A read-only mapping of a journal file: nobody can have written to it. */
+static bool is_journal_mapping(const char *line, unsigned long *start, unsigned long *end)
 {
-	const char *base = strrchr(path, '/');
+	/* The file name: no field before the path holds a '/'. */
+	const char *base = strrchr(line, '/'), *perms;
+	char *p;
 
-	return base && (strstr(base, ".journal") != NULL);
+	if (!base || !strstr(base, ".journal"))
+		return false;
+	*start = strtoul(line, &p, 16);
+	if (*p != '-')
+		return false;
+	*end = strtoul(p + 1, &p, 16);
+	perms = p + strspn(p, " ");
+	return *p == ' ' && perms[0] == 'r' && perms[1] == '-' && *end > *start;
 }
 
 static void release_journal_pages(void)
@@ -197,17 +207,10 @@ static void release_journal_pages(void)
 		return;
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long start, end;
-		char perms[8];
-		int pos = 0;
 
 		line[strcspn(line, "\n")] = '\0';
-		if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %n", &start, &end, perms, &pos) < 3 ||
-		    pos == 0)
-			continue;
-		/* Only mappings nobody can have written to. */
-		if (perms[0] != 'r' || perms[1] != '-' || !is_journal_path(line + pos))
-			continue;
-		(void)madvise((void *)start, end - start, MADV_DONTNEED);
+		if (is_journal_mapping(line, &start, &end))
+			(void)madvise((void *)start, end - start, MADV_DONTNEED);
 	}
 }
 
