@@ -174,9 +174,20 @@ static bool sample_passes(const struct options *o, const struct hwlat_sample *x)
 	return true;
 }
 
-/* The time of a matched sample, for the period (coverage.h). */
-static int scan_add_time(struct scan *s, uint64_t t)
+/*
+ * The time of a matched sample, for the period (coverage.h): 8 bytes a
+ * window, up to COVERAGE_MAX_TIMES, and only for the outputs that show a
+ * period (not CSV, OpenMetrics or --compare), as the walk's bound on
+ * memory counts them.
+ */
+static int keep_time(struct report_data *d, struct scan *s, uint64_t t)
 {
+	if (!d->keep_times)
+		return 0;
+	if (d->n_times == COVERAGE_MAX_TIMES) {
+		d->times_full = true;
+		return 0;
+	}
 	if (s->n_times == s->cap_times) {
 		size_t cap = s->cap_times ? s->cap_times * 2 : 64;
 		uint64_t *p = realloc(s->times, cap * sizeof(*p));
@@ -187,6 +198,7 @@ static int scan_add_time(struct scan *s, uint64_t t)
 		s->cap_times = cap;
 	}
 	s->times[s->n_times++] = t;
+	d->n_times++;
 	return 0;
 }
 
@@ -240,17 +252,9 @@ int collect_sample(const struct hwlat_sample *x, void *userdata)
 	if (x->timestamp_ns > d->last_ns)
 		d->last_ns = x->timestamp_ns;
 	timeline_add(&d->timeline, x->timestamp_ns, x->latency_ns);
-	if (!d->keep_times) {
-		/* No period shown (CSV, OpenMetrics, --compare): 8 bytes a
-		 * window saved, which the bound on memory gives the walk. */
-	} else if (d->n_times == COVERAGE_MAX_TIMES) {
-		d->times_full = true;
-	} else {
-		r = scan_add_time(s, x->timestamp_ns);
-		if (r < 0)
-			return r;
-		d->n_times++;
-	}
+	r = keep_time(d, s, x->timestamp_ns);
+	if (r < 0)
+		return r;
 
 	r = stats_add(&d->all, x, d->o->hardlimit_ns);
 	if (r < 0)
