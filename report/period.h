@@ -39,8 +39,9 @@ struct period_result {
 };
 
 /*
- * Finds the dominant period of the times t[0..n-1] (sorted in place;
- * merged events are written over them). Returns 0 with *ret filled
- * (period_ns 0 when there is none).
+ * Finds the dominant period of the times t[0..n-1], which it uses as its
+ * scratch: sorted in place, the merged events written over them and, with
+ * PERIOD_MIN_EVENTS events or more, the intervals between them. Returns 0
+ * with *ret filled (period_ns 0 when there is none), or -ENOMEM.
  */
 int period_find(uint64_t *t, size_t n, uint64_t merge_ns, struct period_result *ret);

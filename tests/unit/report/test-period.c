@@ -234,12 +234,13 @@ int main(void)
 		   "sorted; a window 1 ns short of one window later merges, one window later does not");
 	}
 	{
-		/* In order but for the last two: sorted all the same. */
-		uint64_t last[] = { T0, T0 + S, T0 + 3 * S, T0 + 2 * S };
+		/* Every 180 s, in order but for the last two: sorted first, so
+		 * 3 intervals of 180 s (unsorted, they would be 180, 360 and
+		 * minus 180 s). */
+		static const uint64_t last[] = { 0, 180, 540, 360 };
 
-		period_find(last, 4, S, &r);
-		ok(r.events == 4 && last[2] == T0 + 2 * S && last[3] == T0 + 3 * S,
-		   "out of order only at the end: sorted (4 events)");
+		r = run(last, NULL, 4);
+		ok(is(r, 4, 3, 2, 180 * S), "out of order only at the end: sorted, 180 s");
 	}
 	ok(agrees_with_definition(20000),
 	   "20000 random sequences: the same explained count and period as the definition");
