@@ -14,14 +14,14 @@
 static int parse_num(const char *p, size_t len, uint64_t *ret)
 {
 	uint64_t v = 0;
-	size_t i;
+	size_t i, safe = len < 19 ? len : 19;
 	unsigned d;
 
 	if (len == 0 || len > 20)
 		return -EINVAL;
 	/* Nineteen digits cannot overflow: only a twentieth is checked (a
 	 * million samples are ten million numbers). */
-	for (i = 0; i < len && i < 19; i++) {
+	for (i = 0; i < safe; i++) {
 		d = (unsigned)(p[i] - '0');
 		if (d > 9)
 			return -EINVAL;
@@ -197,6 +197,25 @@ static unsigned name_hash(const char *d, size_t n)
 	return h;
 }
 
+/* Two names of n bytes, a word at a time (the last word overlapping the
+ * one before), without a call to memcmp() for every field. */
+static bool same_name(const char *a, const char *b, size_t n)
+{
+	uint64_t x, y;
+
+	if (n < sizeof(x))
+		return memcmp(a, b, n) == 0;
+	for (size_t i = 0; i + sizeof(x) < n; i += sizeof(x)) {
+		memcpy(&x, a + i, sizeof(x));
+		memcpy(&y, b + i, sizeof(y));
+		if (x != y)
+			return false;
+	}
+	memcpy(&x, a + n - sizeof(x), sizeof(x));
+	memcpy(&y, b + n - sizeof(y), sizeof(y));
+	return x == y;
+}
+
 static int field_index(const char *d, size_t nlen)
 {
 	static unsigned char slots[LOOKUP_SIZE];
@@ -215,7 +234,7 @@ static int field_index(const char *d, size_t nlen)
 	for (h = name_hash(d, nlen); slots[h % LOOKUP_SIZE]; h++) {
 		const struct field *f = &fields[slots[h % LOOKUP_SIZE] - 1];
 
-		if (f->name_len == nlen && memcmp(d, f->name, nlen) == 0)
+		if (f->name_len == nlen && same_name(d, f->name, nlen))
 			return slots[h % LOOKUP_SIZE] - 1;
 	}
 	return -1;
