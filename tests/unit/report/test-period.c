@@ -242,6 +242,15 @@ int main(void)
 		r = run(last, NULL, 4);
 		ok(is(r, 4, 3, 2, 180 * S), "out of order only at the end: sorted, 180 s");
 	}
+	{
+		/* Four events at one time (nothing merges them with merge_ns
+		 * 0): intervals of 0 explain nothing, and no candidate of 0 is
+		 * divided by. */
+		uint64_t same[] = { T0, T0, T0, T0 };
+
+		period_find(same, 4, 0, &r);
+		ok(is(r, 4, 0, 2, 0), "four events at one time: no period, nothing explained");
+	}
 	ok(agrees_with_definition(20000),
 	   "20000 random sequences: the same explained count and period as the definition");
 	{
