@@ -879,7 +879,6 @@ static void test_sampled(void)
 		diag("before \"%s\", after \"%s\"", escs(raw), escs(small));
 }
 
-/* count and max agree with the stream when nothing was dropped. */
 /*
  * Where CPU c's widths lie against a grid of `window` ns: each width's
  * offset from the nearest grid point counted from the first width, less
@@ -1015,6 +1014,7 @@ static void test_late_width(void)
 		     a.nts[1], closest / 1000);
 }
 
+/* count and max agree with the stream when nothing was dropped. */
 static void test_count_max_vs_stream(void)
 {
 	_cleanup_close_ int fd = -1;
