@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "gate.h"
+#include "macro.h"
 #include "parse.h"
 
 #define NSEC_PER_HOUR (3600ULL * NSEC_PER_SEC)
@@ -39,7 +40,7 @@ static const struct {
 
 const char *gate_op_name(enum gate_op op)
 {
-	for (size_t i = 0; i < sizeof(op_names) / sizeof(op_names[0]); i++)
+	for (size_t i = 0; i < ELEMENTSOF(op_names); i++)
 		if (op_names[i].op == op)
 			return op_names[i].name;
 	return "?";
@@ -114,7 +115,7 @@ char *format_latency_exact(uint64_t ns, char *buf, size_t size)
 	};
 	char frac[16];
 
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+	for (size_t i = 0; i < ELEMENTSOF(units); i++) {
 		uint64_t whole = ns / units[i].div, rest = ns % units[i].div;
 		int width = i == 0 ? 9 : i == 1 ? 6 : 3;
 		size_t n;
@@ -138,7 +139,7 @@ char *format_latency_exact(uint64_t ns, char *buf, size_t size)
 
 static int parse_fact(const char *name, struct gate *g)
 {
-	for (size_t i = 0; i < sizeof(fact_names) / sizeof(fact_names[0]); i++)
+	for (size_t i = 0; i < ELEMENTSOF(fact_names); i++)
 		if (strcmp(name, fact_names[i].name) == 0) {
 			g->fact = fact_names[i].fact;
 			snprintf(g->name, sizeof(g->name), "%s", fact_names[i].name);
@@ -202,7 +203,7 @@ static int parse_one(char *s, struct gate *g, char *why, size_t why_size)
 	memset(g, 0, sizeof(*g));
 	snprintf(g->text, sizeof(g->text), "%s", s);
 	for (char *p = s; *p && !op; p++)
-		for (size_t i = 0; i < sizeof(op_names) / sizeof(op_names[0]); i++)
+		for (size_t i = 0; i < ELEMENTSOF(op_names); i++)
 			if (strncmp(p, op_names[i].name, strlen(op_names[i].name)) == 0) {
 				op = p;
 				oplen = strlen(op_names[i].name);

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "macro.h"
 #include "openmetrics.h"
 
 static const char *const statuses[] = { "completed", "interrupted", "failed", "no-summary" };
@@ -127,7 +128,7 @@ static void last_scan(FILE *f, const struct openmetrics_facts *x)
 		seconds(x->last_end_ns, buf, sizeof(buf)));
 	family(f, "hwlat_last_scan_status", "gauge",
 	       "Status of the newest scan: 1 for its status, 0 for the others.");
-	for (size_t i = 0; i < sizeof(statuses) / sizeof(statuses[0]); i++)
+	for (size_t i = 0; i < ELEMENTSOF(statuses); i++)
 		fprintf(f, "hwlat_last_scan_status{status=\"%s\"} %d\n", statuses[i],
 			strcmp(status, statuses[i]) == 0);
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "macro.h"
 #include "parse.h"
 
 int parse_digits(const char **p, uint64_t *ret)
@@ -97,7 +98,7 @@ int parse_time_span(const char *s, uint64_t default_unit_ns, uint64_t *ret_ns)
 		size_t i;
 		bool found = false;
 
-		for (i = 0; i < sizeof(time_units) / sizeof(time_units[0]); i++)
+		for (i = 0; i < ELEMENTSOF(time_units); i++)
 			if (strcmp(p, time_units[i].suffix) == 0) {
 				unit = time_units[i].ns;
 				found = true;

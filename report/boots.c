@@ -8,6 +8,7 @@
 
 #include "boots.h"
 #include "hwlat-journal.h"
+#include "log.h"
 
 struct boot {
 	char id[ID128_LEN + 1];
@@ -139,11 +140,10 @@ int boot_resolve(struct journal_set *set, int64_t offset, char ret[ID128_LEN + 1
 		r = scan_journal(j, &l);
 		sd_journal_close(j);
 		if (r < 0)
-			fprintf(stderr, "hwlat-report: cannot list the boots of the journal: %s\n",
-				strerror(-r));
+			log_error_errno(r, "cannot list the boots of the journal");
 	}
 	if (r >= 0 && journal_set_all_failed(set)) {
-		fprintf(stderr, "hwlat-report: no journal file could be read\n");
+		log_msg("no journal file could be read");
 		r = -EIO;
 	}
 	if (r < 0)
@@ -154,14 +154,14 @@ int boot_resolve(struct journal_set *set, int64_t offset, char ret[ID128_LEN + 1
 			l.b[n++] = l.b[i];
 	qsort(l.b, n, sizeof(*l.b), by_first_entry);
 	if (n == 0) {
-		fprintf(stderr, "hwlat-report: no boot has hwlat-scan entries in the journal\n");
+		log_msg("no boot has hwlat-scan entries in the journal");
 		r = -ENOENT;
 		goto out;
 	}
 	idx = offset > 0 ? offset - 1 : (int64_t)n - 1 + offset;
 	if (idx < 0 || idx >= (int64_t)n) {
-		fprintf(stderr, "hwlat-report: no boot at offset %+" PRId64 ": the journal has "
-				"hwlat-scan entries from %zu boot%s (offsets %" PRId64 "..0 or 1..%zu)\n",
+		log_msg("no boot at offset %+" PRId64 ": the journal has hwlat-scan entries from %zu "
+			"boot%s (offsets %" PRId64 "..0 or 1..%zu)",
 			offset, n, n == 1 ? "" : "s", -(int64_t)n + 1, n);
 		r = -ERANGE;
 		goto out;

@@ -51,14 +51,14 @@ static const char *const group_names[] = {
 
 const char *group_by_name(enum group_by by)
 {
-	return (size_t)by < sizeof(group_names) / sizeof(group_names[0]) ? group_names[by] :
+	return (size_t)by < ELEMENTSOF(group_names) ? group_names[by] :
 									    "none";
 }
 
 int group_by_from_name(const char *name, enum group_by *ret)
 {
 	/* "none" is the default, not a choice. */
-	for (size_t i = GROUP_CPU; i < sizeof(group_names) / sizeof(group_names[0]); i++)
+	for (size_t i = GROUP_CPU; i < ELEMENTSOF(group_names); i++)
 		if (strcmp(name, group_names[i]) == 0) {
 			*ret = (enum group_by)i;
 			return 0;

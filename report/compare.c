@@ -11,6 +11,7 @@
 #include "coverage.h"
 #include "gates.h"
 #include "hwlat-journal.h"
+#include "log.h"
 #include "output.h"
 #include "print.h"
 #include "select.h"
@@ -114,11 +115,10 @@ static int select_side(struct journal_set *set, struct side *x)
 	}
 	r = journal_select(set, o);
 	if (r == -EIO)
-		fprintf(stderr, "hwlat-report: no journal file could be read\n");
+		log_msg("no journal file could be read");
 	if (r == -ENOENT)
-		fprintf(stderr, "hwlat-report: --compare %s '%s': the journal holds no hwlat-scan "
-				"entries%s\n", x->name, x->terms,
-			o->have_boot ? " for this boot" : "");
+		log_msg("--compare %s '%s': the journal holds no hwlat-scan entries%s", x->name,
+			x->terms, o->have_boot ? " for this boot" : "");
 	return r;
 }
 
@@ -178,12 +178,12 @@ static int finish_side(struct side *x)
 
 	n = collect_finish(&x->d) > 0 ? choose_scans(&x->d) : 0;
 	if (n == -ENOMEM)
-		fprintf(stderr, "hwlat-report: out of memory\n");
+		log_msg("out of memory");
 	if (n < 0)
 		return n;
 	if (n == 0) {
-		fprintf(stderr, "hwlat-report: --compare %s '%s' matches no scan%s%s\n", x->name,
-			x->terms, x->d.no_match_reason ? ": " : "",
+		log_msg("--compare %s '%s' matches no scan%s%s", x->name, x->terms,
+			x->d.no_match_reason ? ": " : "",
 			x->d.no_match_reason ? x->d.no_match_reason : "");
 		return -ENOENT;
 	}
@@ -451,9 +451,9 @@ int compare_run(struct journal_set *set, struct options sides[2])
 	r = journal_read(set, &walk, &(struct journal_handlers){ sample_both, summary_both }, x,
 			 &res);
 	if (r == -ENOMEM)
-		fprintf(stderr, "hwlat-report: out of memory\n");
+		log_msg("out of memory");
 	else if (r == -EIO)
-		fprintf(stderr, "hwlat-report: no journal file could be read\n");
+		log_msg("no journal file could be read");
 	for (size_t i = 0; i < 2 && r >= 0; i++)
 		r = finish_side(&x[i]);
 	if (r >= 0) {
@@ -463,8 +463,7 @@ int compare_run(struct journal_set *set, struct options sides[2])
 		print_compare(x, sampled, &res);
 		r = print_end();
 		if (r < 0)
-			fprintf(stderr, "hwlat-report: cannot write the report: %s\n",
-				strerror(-r));
+			log_error_errno(r, "cannot write the report");
 	}
 	/* svg_write_compare() names the cause. */
 	if (r >= 0 && sides[0].svg_path &&

@@ -175,7 +175,7 @@ static const struct field fields[] = {
 	FIELD_FLAG(HWLAT_F_SAMPLED_CPU_NS, FIELD_STR, sampled_cpu, s.has_sampled_cpu),
 };
 
-_Static_assert(sizeof(fields) / sizeof(fields[0]) <= 64, "struct entry's seen has 64 bits");
+_Static_assert(ELEMENTSOF(fields) <= 64, "struct entry's seen has 64 bits");
 
 /*
  * The table by name: an open-addressing hash table of indexes into fields[]
@@ -183,7 +183,7 @@ _Static_assert(sizeof(fields) / sizeof(fields[0]) <= 64, "struct entry's seen ha
  * found with one comparison of its name, not one per row of the table (a
  * million samples have twenty million fields).
  */
-#define N_FIELDS (sizeof(fields) / sizeof(fields[0]))
+#define N_FIELDS (ELEMENTSOF(fields))
 #define LOOKUP_SIZE 256 /* a power of two, well above N_FIELDS */
 _Static_assert(N_FIELDS < LOOKUP_SIZE / 2, "the lookup table must stay sparse");
 

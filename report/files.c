@@ -14,6 +14,7 @@
 #include <systemd/sd-id128.h>
 
 #include "files.h"
+#include "log.h"
 
 /* Our fields are short; never decompress more of a big field than this. */
 #define DATA_THRESHOLD 256
@@ -98,9 +99,9 @@ void journal_permission_hint(void)
 	if (shown)
 		return;
 	shown = true;
-	fprintf(stderr, "hwlat-report: this is a permission problem: add the user to the "
-			"systemd-journal group (usermod -aG systemd-journal USER, then log in "
-			"again) or run hwlat-report as root (sudo hwlat-report)\n");
+	log_msg("this is a permission problem: add the user to the systemd-journal group "
+		"(usermod -aG systemd-journal USER, then log in again) or run hwlat-report as "
+		"root (sudo hwlat-report)");
 }
 
 void journal_file_failed(struct journal_set *set, size_t i, int error)
@@ -112,11 +113,9 @@ void journal_file_failed(struct journal_set *set, size_t i, int error)
 	p->error = error;
 	set->n_failed++;
 	if (error == -EISDIR)
-		fprintf(stderr, "hwlat-report: skipping journal file %s: not a regular file\n",
-			p->path);
+		log_msg("skipping journal file %s: not a regular file", p->path);
 	else
-		fprintf(stderr, "hwlat-report: skipping journal file %s: %s\n", p->path,
-			strerror(-error));
+		log_error_errno(error, "skipping journal file %s", p->path);
 	if (error == -EACCES || error == -EPERM) {
 		set->permission_problem = true;
 		journal_permission_hint();
@@ -140,8 +139,7 @@ static int set_add_directory(struct journal_set *set, const char *dir, bool top)
 		r = -errno;
 		if (!top)
 			return 0;
-		fprintf(stderr, "hwlat-report: cannot open journal directory %s: %s\n", dir,
-			strerror(-r));
+		log_error_errno(r, "cannot open journal directory %s", dir);
 		return r;
 	}
 	while (r >= 0 && (de = readdir(d))) {
@@ -185,7 +183,7 @@ int journal_set_make(const struct options *o, struct journal_set *ret)
 	}
 	if (r < 0) {
 		if (r == -ENOMEM)
-			fprintf(stderr, "hwlat-report: out of memory\n");
+			log_msg("out of memory");
 		journal_set_done(&set);
 		return r;
 	}
@@ -211,8 +209,7 @@ int journal_open(struct journal_set *set, size_t i, sd_journal **ret)
 	if (set->local) {
 		r = sd_journal_open(&j, SD_JOURNAL_LOCAL_ONLY);
 		if (r < 0) {
-			fprintf(stderr, "hwlat-report: cannot open the local journal: %s\n",
-				strerror(-r));
+			log_error_errno(r, "cannot open the local journal");
 			return r;
 		}
 	} else {
@@ -226,8 +223,7 @@ int journal_open(struct journal_set *set, size_t i, sd_journal **ret)
 	}
 	r = sd_journal_set_data_threshold(j, DATA_THRESHOLD);
 	if (r < 0) {
-		fprintf(stderr, "hwlat-report: cannot set the journal data threshold: %s\n",
-			strerror(-r));
+		log_error_errno(r, "cannot set the journal data threshold");
 		sd_journal_close(j);
 		return r;
 	}
@@ -313,7 +309,7 @@ size_t journal_unreadable_local(char *example, size_t size)
 
 	if (size > 0)
 		example[0] = '\0';
-	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+	for (size_t i = 0; i < ELEMENTSOF(dirs); i++)
 		n += count_unreadable(dirs[i], true, example, n ? 0 : size);
 	return n;
 }

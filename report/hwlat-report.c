@@ -22,6 +22,7 @@
 #include "csv.h"
 #include "gates.h"
 #include "list-scans.h"
+#include "log.h"
 #include "metrics.h"
 #include "output.h"
 #include "print.h"
@@ -97,14 +98,15 @@ static void help(void)
 
 static int usage_error(const char *fmt, const char *arg, const char *why)
 {
-	fprintf(stderr, "hwlat-report: ");
+	_cleanup_free_ char *what = NULL;
+
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
-	fprintf(stderr, fmt, arg);
+	if (asprintf(&what, fmt, arg) < 0)
+		what = NULL;
 #pragma GCC diagnostic pop
-	if (why)
-		fprintf(stderr, ": %s", why);
-	fprintf(stderr, "\nTry 'hwlat-report --help'.\n");
+	log_msg("%s%s%s\nTry 'hwlat-report --help'.", what ? what : fmt, why ? ": " : "",
+		why ? why : "");
 	return -EINVAL;
 }
 
@@ -565,8 +567,7 @@ static int parse_args(int argc, char **argv, struct options *o, struct options s
 	/* Every time is read and shown in UTC from here on. */
 	if (utc) {
 		if (setenv("TZ", "UTC", 1) < 0) {
-			fprintf(stderr, "hwlat-report: cannot set TZ=UTC for --utc: %s\n",
-				strerror(errno));
+			log_error_errno(-errno, "cannot set TZ=UTC for --utc");
 			return -errno;
 		}
 		tzset();
@@ -586,7 +587,7 @@ static int parse_args(int argc, char **argv, struct options *o, struct options s
 				   NULL);
 	if (!percentiles) {
 		memcpy(o->percentiles, default_percentiles, sizeof(default_percentiles));
-		o->n_percentiles = sizeof(default_percentiles) / sizeof(default_percentiles[0]);
+		o->n_percentiles = ELEMENTSOF(default_percentiles);
 	}
 	if (o->directory && o->n_files > 0)
 		return usage_error("%s", "--directory and --file exclude each other", NULL);
@@ -616,7 +617,7 @@ static int parse_args(int argc, char **argv, struct options *o, struct options s
 			bucket, entries, o->have_hardlimit, o->gates.n > 0, o->have_scan, o->all,
 		};
 
-		for (size_t i = 0; i < sizeof(given) / sizeof(given[0]); i++)
+		for (size_t i = 0; i < ELEMENTSOF(given); i++)
 			if (given[i])
 				return usage_error("--compare does not take %s", excluded[i],
 						   "it prints two selections side by side; choose "
@@ -687,8 +688,8 @@ static bool local_permission_problem(const struct journal_set *set)
 	n = journal_unreadable_local(example, sizeof(example));
 	if (n == 0)
 		return false;
-	fprintf(stderr, "hwlat-report: cannot read %zu journal file%s (such as %s): "
-			"permission denied\n", n, n == 1 ? "" : "s", example);
+	log_msg("cannot read %zu journal file%s (such as %s): permission denied", n,
+		n == 1 ? "" : "s", example);
 	journal_permission_hint();
 	return true;
 }
@@ -717,14 +718,13 @@ static int run_set(struct journal_set *set, struct options *o)
 
 	r = journal_select(set, o);
 	if (r == -EIO) {
-		fprintf(stderr, "hwlat-report: no journal file could be read\n");
+		log_msg("no journal file could be read");
 		return EXIT_ERROR;
 	}
 	if (r == -ENOENT) {
 		if (local_permission_problem(set))
 			return EXIT_ERROR;
-		fprintf(stderr, "hwlat-report: no hwlat samples match (%s): the journal "
-				"holds no hwlat-scan entries%s\n",
+		log_msg("no hwlat samples match (%s): the journal holds no hwlat-scan entries%s",
 			describe_filters(o, filters, sizeof(filters)),
 			o->have_boot ? " for this boot" : "");
 		return EXIT_NO_MATCH;
@@ -741,24 +741,22 @@ static int run_set(struct journal_set *set, struct options *o)
 	r = journal_read(set, o, &(struct journal_handlers){ collect_sample, collect_summary },
 			 &d, &res);
 	if (r == -ENOMEM)
-		fprintf(stderr, "hwlat-report: out of memory\n");
+		log_msg("out of memory");
 	else if (d.write_error < 0)
-		fprintf(stderr, "hwlat-report: cannot write the output: %s\n",
-			strerror(-d.write_error));
+		log_error_errno(d.write_error, "cannot write the output");
 	else if (r == -EIO)
-		fprintf(stderr, "hwlat-report: no journal file could be read\n");
+		log_msg("no journal file could be read");
 	if (r < 0)
 		goto out;
 
 	n = collect_finish(&d);
 	if (n > 0 && collect_regroup(&d) < 0) {
-		fprintf(stderr, "hwlat-report: out of memory\n");
+		log_msg("out of memory");
 		r = -ENOMEM;
 		goto out;
 	}
 	if (n == 0) {
-		fprintf(stderr, "hwlat-report: no hwlat samples match (%s)%s%s\n",
-			describe_filters(o, filters, sizeof(filters)),
+		log_msg("no hwlat samples match (%s)%s%s", describe_filters(o, filters, sizeof(filters)),
 			d.no_match_reason ? ": " : "", d.no_match_reason ? d.no_match_reason : "");
 		r = -ENOENT;
 		goto out;
@@ -772,16 +770,14 @@ static int run_set(struct journal_set *set, struct options *o)
 		if (r >= 0 && ferror(stdout))
 			r = -EIO;
 		if (r < 0)
-			fprintf(stderr, "hwlat-report: cannot write the output: %s\n",
-				strerror(-r));
+			log_error_errno(r, "cannot write the output");
 		goto out;
 	}
 
 	if (o->mode == OUTPUT_OPENMETRICS) {
 		r = metrics_write(&d, stdout);
 		if (r < 0)
-			fprintf(stderr, "hwlat-report: cannot write the output: %s\n",
-				strerror(-r));
+			log_error_errno(r, "cannot write the output");
 		goto out;
 	}
 
@@ -795,7 +791,7 @@ static int run_set(struct journal_set *set, struct options *o)
 	if (r >= 0)
 		r = print_end();
 	if (r < 0) {
-		fprintf(stderr, "hwlat-report: cannot write the report: %s\n", strerror(-r));
+		log_error_errno(r, "cannot write the report");
 		goto out;
 	}
 	/* svg_write() names the cause; any failure is an output error. */
@@ -811,7 +807,7 @@ out:
 	if (exceeded)
 		return EXIT_HARDLIMIT;
 	if (!has_data) {
-		fprintf(stderr, "hwlat-report: no data to judge (%s): --fail-if not evaluated\n",
+		log_msg("no data to judge (%s): --fail-if not evaluated",
 			describe_filters(o, filters, sizeof(filters)));
 		return EXIT_NO_MATCH;
 	}
@@ -824,9 +820,10 @@ int main(int argc, char **argv)
 	char *side_bufs[2] = { NULL, NULL };
 	int r;
 
+	log_set_program("hwlat-report");
 	r = parse_args(argc, argv, &o, sides, side_bufs);
 	if (r == -ENOMEM)
-		fprintf(stderr, "hwlat-report: out of memory\n");
+		log_msg("out of memory");
 	if (r > 0)
 		r = run(&o, sides);
 	else

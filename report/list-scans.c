@@ -8,6 +8,7 @@
 
 #include "collect.h"
 #include "list-scans.h"
+#include "log.h"
 #include "output.h"
 #include "print.h"
 #include "select.h"
@@ -82,10 +83,9 @@ int list_scans(struct journal_set *set, struct options *o)
 	o->all = true;
 	r = journal_select(set, o);
 	if (r == -EIO)
-		fprintf(stderr, "hwlat-report: no journal file could be read\n");
+		log_msg("no journal file could be read");
 	if (r == -ENOENT) {
-		fprintf(stderr, "hwlat-report: no hwlat scans in the journal%s\n",
-			o->have_boot ? " for this boot" : "");
+		log_msg("no hwlat scans in the journal%s", o->have_boot ? " for this boot" : "");
 		return r;
 	}
 	if (r < 0)
@@ -107,8 +107,7 @@ int list_scans(struct journal_set *set, struct options *o)
 	if (n == 0) {
 		char filters[512];
 
-		fprintf(stderr, "hwlat-report: no hwlat scans match (%s)\n",
-			describe_filters(o, filters, sizeof(filters)));
+		log_msg("no hwlat scans match (%s)", describe_filters(o, filters, sizeof(filters)));
 		r = -ENOENT;
 		goto out;
 	}
@@ -123,10 +122,10 @@ int list_scans(struct journal_set *set, struct options *o)
 	print_close_array();
 	r = print_end();
 	if (r < 0)
-		fprintf(stderr, "hwlat-report: cannot write the output: %s\n", strerror(-r));
+		log_error_errno(r, "cannot write the output");
 out:
 	if (r == -ENOMEM)
-		fprintf(stderr, "hwlat-report: out of memory\n");
+		log_msg("out of memory");
 	free(order);
 	report_data_done(&d);
 	read_result_done(&res);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "gate.h"
+#include "macro.h"
 #include "parse.h"
 #include "stats.h"
 
@@ -154,21 +155,6 @@ struct scan {
 	uint64_t matched, unexplained;
 	bool chosen;
 };
-
-static inline void freep(void *p)
-{
-	free(*(void **)p);
-}
-
-#define _cleanup_free_ __attribute__((cleanup(freep)))
-
-static inline void fclosep(FILE **f)
-{
-	if (*f)
-		fclose(*f);
-}
-
-#define _cleanup_fclose_ __attribute__((cleanup(fclosep)))
 
 /* lib/stats.c counts windows of either tool; this adds a report sample. */
 static inline int stats_add(struct stats *s, const struct hwlat_sample *x,

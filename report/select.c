@@ -10,6 +10,7 @@
 
 #include "entry.h"
 #include "hwlat-journal.h"
+#include "log.h"
 #include "select.h"
 
 /* Samples reach the journal a little after they happen. */
@@ -27,8 +28,7 @@ static int add_match(sd_journal *j, const char *field, const char *value)
 	snprintf(buf, sizeof(buf), "%s=%s", field, value);
 	r = sd_journal_add_match(j, buf, 0);
 	if (r < 0)
-		fprintf(stderr, "hwlat-report: cannot add journal match %s: %s\n",
-			buf, strerror(-r));
+		log_error_errno(r, "cannot add journal match %s", buf);
 	return r;
 }
 
@@ -117,8 +117,7 @@ static int newest_value(struct journal_set *set, const struct options *o,
 			continue;
 		}
 		if (r < 0) {
-			fprintf(stderr, "hwlat-report: cannot find the newest %s: %s\n",
-				field, strerror(-r));
+			log_error_errno(r, "cannot find the newest %s", field);
 			return r;
 		}
 	}
@@ -153,10 +152,9 @@ static void report_malformed(sd_journal *j, const char *what, uint64_t n)
 		return;
 	if (sd_journal_get_cursor(j, &cursor) < 0)
 		cursor = NULL;
-	fprintf(stderr, "hwlat-report: skipping malformed hwlat entry %s: bad field %s\n",
-		cursor ? cursor : "(no cursor)", what);
+	log_msg("skipping malformed hwlat entry %s: bad field %s", cursor ? cursor : "(no cursor)", what);
 	if (n == MAX_MALFORMED_SHOWN)
-		fprintf(stderr, "hwlat-report: (further malformed entries are only counted)\n");
+		log_msg("(further malformed entries are only counted)");
 	free(cursor);
 }
 
@@ -230,9 +228,8 @@ static int add_problem(struct read_result *res, const struct journal_set *set, s
 		.entries = entries,
 	};
 	if (opened)
-		fprintf(stderr, "hwlat-report: journal %s is corrupt (%s): read %" PRIu64
-				" hwlat entr%s of it; the rest cannot be read\n",
-			p[res->n_problems - 1].path, strerror(-error), entries,
+		log_msg("journal %s is corrupt (%s): read %" PRIu64 " hwlat entr%s of it; the rest "
+			"cannot be read", p[res->n_problems - 1].path, strerror(-error), entries,
 			entries == 1 ? "y" : "ies");
 	return 0;
 }
@@ -297,7 +294,7 @@ static int read_one(sd_journal *j, const struct options *o, const struct journal
 		r = sd_journal_seek_head(j);
 	}
 	if (r < 0) {
-		fprintf(stderr, "hwlat-report: cannot seek in the journal: %s\n", strerror(-r));
+		log_error_errno(r, "cannot seek in the journal");
 		return r;
 	}
 
@@ -387,8 +384,8 @@ int journal_read(struct journal_set *set, const struct options *o,
 			r = add_problem(res, set, i, error, true, entries);
 	}
 	if (res->malformed > 0)
-		fprintf(stderr, "hwlat-report: %" PRIu64 " malformed hwlat entr%s skipped\n",
-			res->malformed, res->malformed == 1 ? "y" : "ies");
+		log_msg("%" PRIu64 " malformed hwlat entr%s skipped", res->malformed,
+			res->malformed == 1 ? "y" : "ies");
 	if (r >= 0 && res->files_read == 0 && res->files > 0)
 		r = -EIO;
 	return r;

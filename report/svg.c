@@ -11,6 +11,7 @@
 
 #include "attribution.h"
 #include "escape.h"
+#include "log.h"
 #include "print.h"
 #include "svg.h"
 
@@ -514,7 +515,7 @@ static int write_file(const char *path, int (*write)(FILE *f, const void *userda
 	int r;
 
 	if (snprintf(tmp, sizeof(tmp), "%s.tmpXXXXXX", path) >= (int)sizeof(tmp)) {
-		fprintf(stderr, "hwlat-report: --svg path too long: %s\n", path);
+		log_msg("--svg path too long: %s", path);
 		return -ENAMETOOLONG;
 	}
 	{
@@ -523,8 +524,7 @@ static int write_file(const char *path, int (*write)(FILE *f, const void *userda
 		/* The user knows the path asked for, not our temporary name. */
 		if (fd < 0) {
 			r = -errno;
-			fprintf(stderr, "hwlat-report: cannot write SVG %s: %s\n", path,
-				strerror(-r));
+			log_error_errno(r, "cannot write SVG %s", path);
 			return r;
 		}
 		f = fdopen(fd, "w");
@@ -532,8 +532,7 @@ static int write_file(const char *path, int (*write)(FILE *f, const void *userda
 			r = -errno;
 			close(fd);
 			unlink(tmp);
-			fprintf(stderr, "hwlat-report: cannot write SVG %s: %s\n", path,
-				strerror(-r));
+			log_error_errno(r, "cannot write SVG %s", path);
 			return r;
 		}
 	}
@@ -550,7 +549,7 @@ static int write_file(const char *path, int (*write)(FILE *f, const void *userda
 		r = -errno;
 	if (r < 0) {
 		unlink(tmp);
-		fprintf(stderr, "hwlat-report: cannot write SVG %s: %s\n", path, strerror(-r));
+		log_error_errno(r, "cannot write SVG %s", path);
 		return r;
 	}
 	return 0;

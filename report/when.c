@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "macro.h"
 #include "parse.h"
 #include "when.h"
 
@@ -35,7 +36,7 @@ static const struct {
 /* The unit spelled by the len letters at s; 0 when none is. */
 static uint64_t unit_ns(const char *s, size_t len)
 {
-	for (size_t i = 0; i < sizeof(span_units) / sizeof(span_units[0]); i++)
+	for (size_t i = 0; i < ELEMENTSOF(span_units); i++)
 		if (strlen(span_units[i].name) == len && strncmp(s, span_units[i].name, len) == 0)
 			return span_units[i].ns;
 	return 0;

@@ -12,7 +12,8 @@
 
 #include "detector.h"
 #include "parse.h"
-#include "util.h"
+#include "log.h"
+#include "macro.h"
 
 #ifndef DEBUGFS_MAGIC
 #define DEBUGFS_MAGIC 0x64626720
@@ -46,7 +47,7 @@ int debugfs_find(char *buf, size_t size)
 
 	f = fopen("/proc/self/mounts", "re");
 	if (!f)
-		return log_errno(-errno, "cannot read /proc/self/mounts");
+		return log_error_errno(-errno, "cannot read /proc/self/mounts");
 
 	while (getline(&line, &cap, f) >= 0) {
 		char *dev, *where, *type, *save = NULL;
@@ -95,7 +96,7 @@ void debugfs_log_unavailable(void)
 int debugfs_mount(void)
 {
 	if (mount("debugfs", DEBUGFS_DEFAULT_MOUNT, "debugfs", 0, NULL) < 0)
-		return log_errno(-errno, "cannot mount debugfs on %s",
+		return log_error_errno(-errno, "cannot mount debugfs on %s",
 				 DEBUGFS_DEFAULT_MOUNT);
 	return 0;
 }
@@ -103,7 +104,7 @@ int debugfs_mount(void)
 int debugfs_umount(void)
 {
 	if (umount(DEBUGFS_DEFAULT_MOUNT) < 0)
-		return log_errno(-errno, "cannot unmount debugfs from %s",
+		return log_error_errno(-errno, "cannot unmount debugfs from %s",
 				 DEBUGFS_DEFAULT_MOUNT);
 	return 0;
 }
@@ -249,7 +250,7 @@ int detector_read_settings(detector *d, detector_settings *ret)
 		if (r == -EBADMSG)
 			return r;
 		if (r < 0)
-			return log_errno(r, "cannot read %s/%s", d->path, names[i]);
+			return log_error_errno(r, "cannot read %s/%s", d->path, names[i]);
 	}
 
 	r = detector_read(d, "mode", buf, sizeof(buf));
@@ -261,7 +262,7 @@ int detector_read_settings(detector *d, detector_settings *ret)
 		}
 		s.has_mode = true;
 	} else if (r != -ENOENT) {
-		return log_errno(r, "cannot read %s/mode", d->path);
+		return log_error_errno(r, "cannot read %s/mode", d->path);
 	}
 
 	r = detector_read(d, "cpus", s.cpus, sizeof(s.cpus));
@@ -269,7 +270,7 @@ int detector_read_settings(detector *d, detector_settings *ret)
 		strip(s.cpus);
 		s.has_cpus = true;
 	} else if (r != -ENOENT) {
-		return log_errno(r, "cannot read %s/cpus", d->path);
+		return log_error_errno(r, "cannot read %s/cpus", d->path);
 	}
 
 	*ret = s;
@@ -296,7 +297,7 @@ static int write_us(detector *d, const char *name, uint64_t us, uint64_t *state)
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)us);
 	r = detector_write(d, name, buf);
 	if (r < 0)
-		return log_errno(r, "cannot write %s to %s/%s", buf, d->path, name);
+		return log_error_errno(r, "cannot write %s to %s/%s", buf, d->path, name);
 	*state = us;
 	return 0;
 }
@@ -310,7 +311,7 @@ static int write_str(detector *d, const char *name, const char *value,
 		return 0;
 	r = detector_write(d, name, value);
 	if (r < 0)
-		return log_errno(r, "cannot write '%s' to %s/%s", value, d->path, name);
+		return log_error_errno(r, "cannot write '%s' to %s/%s", value, d->path, name);
 	snprintf(state, state_size, "%s", value);
 	return 0;
 }

@@ -38,7 +38,8 @@
 #include "progress.h"
 #include "stream.h"
 #include "tracer.h"
-#include "util.h"
+#include "log.h"
+#include "macro.h"
 
 #ifndef PACKAGE_VERSION
 #error "PACKAGE_VERSION must be defined (config.h or -D)"
@@ -495,7 +496,7 @@ static int on_line(const char *line, void *userdata)
 	r = count_window(s, &smp, lat);
 	if (r < 0) {
 		s->broken = true;
-		return log_errno(r, "cannot count sample %llu", (unsigned long long)smp.seq);
+		return log_error_errno(r, "cannot count sample %llu", (unsigned long long)smp.seq);
 	}
 
 	r = journal_entry_sample_of(&s->entry, s->scan_id, s->threshold_ns,
@@ -504,7 +505,7 @@ static int on_line(const char *line, void *userdata)
 		r = journal_entry_send(&s->entry, s->export);
 	if (r < 0) {
 		s->broken = true;
-		return log_errno(r, "cannot write sample %llu to the journal",
+		return log_error_errno(r, "cannot write sample %llu to the journal",
 				 (unsigned long long)smp.seq);
 	}
 	return 0;
@@ -538,7 +539,7 @@ static sample_end sample_loop(scan *s, line_reader *lr, int stream_fd,
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			log_errno(-errno, "poll failed");
+			log_error_errno(-errno, "poll failed");
 			return END_ERROR;
 		}
 		if (p[1].revents) {
@@ -558,7 +559,7 @@ static sample_end sample_loop(scan *s, line_reader *lr, int stream_fd,
 			return END_EOF;
 		if (r < 0) {
 			if (!s->broken)
-				log_errno((int)r, "cannot read the detector's stream");
+				log_error_errno((int)r, "cannot read the detector's stream");
 			return END_ERROR;
 		}
 	}
@@ -579,7 +580,7 @@ static int drain(scan *s, line_reader *lr, int stream_fd, uint64_t deadline)
 		if (poll(&p, 1, poll_timeout_ms(now, deadline, POLL_MAX_WAIT_MS)) < 0) {
 			if (errno == EINTR)
 				continue;
-			return log_errno(-errno, "poll failed");
+			return log_error_errno(-errno, "poll failed");
 		}
 		if (!p.revents)
 			continue;
@@ -592,7 +593,7 @@ static int drain(scan *s, line_reader *lr, int stream_fd, uint64_t deadline)
 			/* The journal failed: keep reading to EOF, journal nothing. */
 			if (s->broken)
 				continue;
-			return log_errno((int)r, "cannot read the detector's stream");
+			return log_error_errno((int)r, "cannot read the detector's stream");
 		}
 	}
 }
@@ -618,10 +619,10 @@ static int signalfd_setup(sigset_t *old)
 	for (i = 0; i < ELEMENTSOF(keep); i++)
 		sigdelset(&mask, keep[i]);
 	if (sigprocmask(SIG_BLOCK, &mask, old) < 0)
-		return log_errno(-errno, "cannot block signals");
+		return log_error_errno(-errno, "cannot block signals");
 	fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (fd < 0)
-		return log_errno(-errno, "cannot create a signalfd");
+		return log_error_errno(-errno, "cannot create a signalfd");
 	return fd;
 }
 
@@ -733,7 +734,7 @@ static void read_smi_source(detector *d, smi_source *ret)
 		return;
 	}
 	if (r < 0) {
-		log_errno(r, "cannot read %s/smi", d->path);
+		log_error_errno(r, "cannot read %s/smi", d->path);
 		memset(ret, 0, sizeof(*ret));
 		snprintf(ret->reason, sizeof(ret->reason), "cannot read the module's smi file: %s",
 			 strerror(-r));
@@ -758,7 +759,7 @@ static const char *read_cpus_excluded(detector *d, const scan_config *cfg, char 
 	if (r == -ENOENT)
 		return NULL;
 	if (r < 0) {
-		log_errno(r, "cannot read %s/cpus_excluded", d->path);
+		log_error_errno(r, "cannot read %s/cpus_excluded", d->path);
 		return NULL;
 	}
 	strip(buf);
@@ -860,7 +861,7 @@ static int write_metrics(const char *path, const scan *s, const scan_summary *su
 	int r = openmetrics_write_file(path, &x);
 
 	if (r < 0)
-		return log_errno(r, "cannot write the OpenMetrics file %s", path);
+		return log_error_errno(r, "cannot write the OpenMetrics file %s", path);
 	return 0;
 }
 
@@ -991,7 +992,7 @@ static int open_detector(const options *o, cleanup *c)
 		return EXIT_NO_DETECTOR;
 	}
 	if (r < 0) {
-		log_errno(r, "cannot open the detector directory %s", path);
+		log_error_errno(r, "cannot open the detector directory %s", path);
 		return EXIT_NO_DETECTOR;
 	}
 	r = detector_lock(&c->det);
@@ -1001,7 +1002,7 @@ static int open_detector(const options *o, cleanup *c)
 		return EXIT_BUSY;
 	}
 	if (r < 0) {
-		log_errno(r, "cannot lock %s", path);
+		log_error_errno(r, "cannot lock %s", path);
 		return EXIT_FAILED;
 	}
 	return 0;
@@ -1050,7 +1051,7 @@ static void extend_start_timeout(const options *o, uint64_t duration_ns, uint64_
 		return;
 	r = sd_notifyf(0, "EXTEND_TIMEOUT_USEC=%llu", (unsigned long long)usec);
 	if (r < 0)
-		log_errno(r, "cannot tell systemd the scan's duration (EXTEND_TIMEOUT_USEC)");
+		log_error_errno(r, "cannot tell systemd the scan's duration (EXTEND_TIMEOUT_USEC)");
 }
 
 /* Without an export file, the entries need journald: check before starting. */
@@ -1062,7 +1063,7 @@ static int check_journal(FILE *export)
 		return 0;
 	r = journal_check_socket();
 	if (r < 0) {
-		log_errno(r, "cannot write to the journal at %s (is systemd-journald running?); not starting the scan",
+		log_error_errno(r, "cannot write to the journal at %s (is systemd-journald running?); not starting the scan",
 			  JOURNAL_SOCKET);
 		return r;
 	}
@@ -1106,7 +1107,7 @@ static int settings_in_force(cleanup *c, locked_settings *l, bool *ret_locked,
 		return EXIT_NO_DETECTOR;
 	r = detector_read(&c->det, "enable", buf, sizeof(buf));
 	if (r < 0) {
-		log_errno(r, "cannot read %s/enable", c->det.path);
+		log_error_errno(r, "cannot read %s/enable", c->det.path);
 		return EXIT_NO_DETECTOR;
 	}
 	c->saved_enabled = strcmp(strip(buf), "1") == 0;
@@ -1132,7 +1133,7 @@ static int read_buffered(scan *s, line_reader *lr, int stream_fd)
 		if (r < 0) {
 			if (s->broken)
 				continue;
-			return log_errno((int)r, "cannot read the detector's stream");
+			return log_error_errno((int)r, "cannot read the detector's stream");
 		}
 	}
 }
@@ -1196,14 +1197,14 @@ static int finish_scan(const options *o, const scan_config *cfg, scan *s, scan_s
 	if (r >= 0)
 		r = journal_entry_send(&s->entry, export);
 	if (r < 0) {
-		log_errno(r, "cannot write the summary to the journal");
+		log_error_errno(r, "cannot write the summary to the journal");
 		end = END_ERROR;
 	}
 
 	if (!o->quiet) {
 		r = print_summary(sum, s->seq_gaps, &s->smi, smi_total);
 		if (r < 0)
-			log_errno(r, "cannot print the summary on standard output (it is in the journal)");
+			log_error_errno(r, "cannot print the summary on standard output (it is in the journal)");
 	}
 
 	/* A latency equal to the hard limit passes: only above it fails. */
@@ -1280,7 +1281,7 @@ static int run_module_scan(const options *o, const scan_config *cfg, int sig_fd,
 				c.det.path);
 			ret = EXIT_BUSY;
 		} else {
-			log_errno(-errno, "cannot open %s/stream", c.det.path);
+			log_error_errno(-errno, "cannot open %s/stream", c.det.path);
 			ret = EXIT_NO_DETECTOR;
 		}
 		goto out;
@@ -1302,7 +1303,7 @@ static int run_module_scan(const options *o, const scan_config *cfg, int sig_fd,
 	if (c.saved_enabled) {
 		r = detector_write(&c.det, "enable", "0");
 		if (r < 0) {
-			log_errno(r, "cannot stop the detector");
+			log_error_errno(r, "cannot stop the detector");
 			ret = EXIT_FAILED;
 			goto out;
 		}
@@ -1312,7 +1313,7 @@ static int run_module_scan(const options *o, const scan_config *cfg, int sig_fd,
 		extend_start_timeout(o, cfg->duration_ns, c.state.window_us);
 		r = detector_write(&c.det, "enable", "1");
 		if (r < 0)
-			log_errno(r, "cannot enable the detector");
+			log_error_errno(r, "cannot enable the detector");
 	}
 sampling:
 	enabled_at = now_ns(CLOCK_MONOTONIC);
@@ -1349,7 +1350,7 @@ sampling:
 	stopped_at = now_ns(CLOCK_MONOTONIC);
 	progress_stop(&s->progress);
 	if (r < 0) {
-		log_errno(r, "cannot disable the detector");
+		log_error_errno(r, "cannot disable the detector");
 		end = END_ERROR;
 	} else if (end != END_EOF) {
 		r = drain(s, lr, stream_fd,
@@ -1470,7 +1471,7 @@ static int tracer_wanted(const scan_config *cfg, const tracer_state *cur, tracer
 	if (cfg->set[CONFIG_CPUS]) {
 		r = cpumask_from_cpulist(cfg->cpus, want->cpumask, sizeof(want->cpumask));
 		if (r < 0) {
-			log_errno(r, "cannot turn cpus '%s' into a tracing_cpumask", cfg->cpus);
+			log_error_errno(r, "cannot turn cpus '%s' into a tracing_cpumask", cfg->cpus);
 			return EXIT_USAGE;
 		}
 	}
@@ -1505,7 +1506,7 @@ static int open_tracer(const options *o, tracer *t, tracer_state *saved)
 		return EXIT_BUSY;
 	}
 	if (r < 0) {
-		log_errno(r, "cannot lock %s", t->dir.path);
+		log_error_errno(r, "cannot lock %s", t->dir.path);
 		return EXIT_FAILED;
 	}
 	if (tracer_read_state(t, saved) < 0)
@@ -1573,7 +1574,7 @@ static int run_tracer_scan(const options *o, const scan_config *cfg, int sig_fd,
 	if (r >= 0) {
 		pipe_fd = openat(t.dir.dir_fd, "trace_pipe", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 		if (pipe_fd < 0)
-			r = log_errno(-errno, "cannot open %s/trace_pipe", t.dir.path);
+			r = log_error_errno(-errno, "cannot open %s/trace_pipe", t.dir.path);
 	}
 	if (r >= 0)
 		extend_start_timeout(o, cfg->duration_ns, state.window_us);
@@ -1685,7 +1686,7 @@ static int run_scan(const options *o, const scan_config *cfg, int sig_fd)
 	if (o->journal_export) {
 		export = fopen(o->journal_export, "we");
 		if (!export) {
-			log_errno(-errno, "cannot create %s", o->journal_export);
+			log_error_errno(-errno, "cannot create %s", o->journal_export);
 			return EXIT_FAILED;
 		}
 	}
@@ -1729,7 +1730,7 @@ static int check_config(const scan_config *cfg)
 {
 	config_print(cfg, stdout);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
-		log_errno(-(errno ? errno : EIO), "cannot print the configuration");
+		log_error_errno(-(errno ? errno : EIO), "cannot print the configuration");
 		return EXIT_FAILED;
 	}
 	return 0;
@@ -1750,6 +1751,7 @@ int main(int argc, char *argv[])
 	_cleanup_free_ scan_config *cfg = NULL;
 	options o = {};
 
+	log_set_program("hwlat-scan");
 	/* A closed stdout or stderr is an EPIPE error, never a killed scan. */
 	signal(SIGPIPE, SIG_IGN);
 

@@ -11,7 +11,8 @@
 #include "hwlat-journal.h"
 #include "identity.h"
 #include "parse.h"
-#include "util.h"
+#include "log.h"
+#include "macro.h"
 
 #define DMI_DIR "sys/class/dmi/id"
 #define CPU_ONLINE "sys/devices/system/cpu/online"

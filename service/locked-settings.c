@@ -7,7 +7,8 @@
 
 #include "locked-settings.h"
 #include "parse.h"
-#include "util.h"
+#include "log.h"
+#include "macro.h"
 
 #define LOCKDOWN_FILE "/sys/kernel/security/lockdown"
 

@@ -14,7 +14,8 @@
 
 #include "module.h"
 #include "parse.h"
-#include "util.h"
+#include "log.h"
+#include "macro.h"
 
 extern char **environ;
 
@@ -59,7 +60,7 @@ static int run_modprobe(const char *opt1, const char *opt2)
 	/* Not the scan's blocked signals and ignored SIGPIPE: modprobe's own. */
 	r = posix_spawnattr_init(&attr);
 	if (r != 0)
-		return log_errno(-r, "cannot run %s", prog);
+		return log_error_errno(-r, "cannot run %s", prog);
 	sigemptyset(&mask);
 	sigemptyset(&dfl);
 	sigaddset(&dfl, SIGPIPE);
@@ -72,10 +73,10 @@ static int run_modprobe(const char *opt1, const char *opt2)
 		r = posix_spawn(&pid, prog, NULL, &attr, argv, environ);
 	posix_spawnattr_destroy(&attr);
 	if (r != 0)
-		return log_errno(-r, "cannot run %s", prog);
+		return log_error_errno(-r, "cannot run %s", prog);
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
-			return log_errno(-errno, "cannot wait for %s", prog);
+			return log_error_errno(-errno, "cannot wait for %s", prog);
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
 	log_msg("%s killed by signal %d", prog, WTERMSIG(status));
@@ -142,11 +143,11 @@ int module_marker_write(void)
 	int fd;
 
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-		return log_errno(-errno, "cannot create %s", dir);
+		return log_error_errno(-errno, "cannot create %s", dir);
 	marker_path(path, sizeof(path));
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
-		return log_errno(-errno, "cannot create %s", path);
+		return log_error_errno(-errno, "cannot create %s", path);
 	close(fd);
 	return 0;
 }
@@ -159,7 +160,7 @@ int module_marker_take(void)
 	if (unlink(path) < 0) {
 		if (errno == ENOENT)
 			return 0;
-		return log_errno(-errno, "cannot remove %s", path);
+		return log_error_errno(-errno, "cannot remove %s", path);
 	}
 	return 1;
 }
@@ -195,7 +196,7 @@ static int param_error(const char *name, int r, const char *what, const char *te
 		log_msg("%s: expected %s, read '%s'", path, what, text);
 		return -EBADMSG;
 	}
-	return log_errno(r, "cannot read %s", path);
+	return log_error_errno(r, "cannot read %s", path);
 }
 
 static int read_param_u64(const char *name, uint64_t *ret)

@@ -12,7 +12,8 @@
 #include "hwlat-journal.h"
 #include "parse.h"
 #include "platform.h"
-#include "util.h"
+#include "log.h"
+#include "macro.h"
 
 #define CLOCKSOURCE_DIR "sys/devices/system/clocksource/clocksource0"
 

@@ -6,7 +6,8 @@
 
 #include "parse.h"
 #include "progress.h"
-#include "util.h"
+#include "log.h"
+#include "macro.h"
 
 bool progress_wanted(bool quiet, bool unit)
 {

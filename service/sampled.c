@@ -10,7 +10,8 @@
 
 #include "hwlat-journal.h"
 #include "sampled.h"
-#include "util.h"
+#include "log.h"
+#include "macro.h"
 
 /* A bad line for a message: printable ASCII as is, the rest as '?', cut. */
 static void log_bad_line(const char *path, unsigned int nr, const char *why, const char *s,
@@ -56,7 +57,7 @@ int sampled_parse(const char *text, size_t len, const char *path, sampled_time *
 	bool first = true;
 
 	if (!t || !copy)
-		return log_errno(-ENOMEM, "cannot read %s", path);
+		return log_error_errno(-ENOMEM, "cannot read %s", path);
 	memcpy(copy, text, len);
 	copy[len] = '\0';
 	while (pos < len) {
@@ -103,19 +104,19 @@ int sampled_read(detector *d, sampled_time *ret)
 
 	snprintf(path, sizeof(path), "%s/%s", d->path, SAMPLED_FILE);
 	if (!buf)
-		return log_errno(-ENOMEM, "cannot read %s", path);
+		return log_error_errno(-ENOMEM, "cannot read %s", path);
 	fd = openat(d->dir_fd, SAMPLED_FILE, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0 && errno == ENOENT)
 		return -ENOENT;
 	if (fd < 0)
-		return log_errno(-errno, "cannot read %s; the time sampled is unavailable", path);
+		return log_error_errno(-errno, "cannot read %s; the time sampled is unavailable", path);
 	for (;;) {
 		ssize_t n = read(fd, buf + len, SAMPLED_FILE_MAX - len);
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			return log_errno(-errno, "cannot read %s; the time sampled is unavailable",
+			return log_error_errno(-errno, "cannot read %s; the time sampled is unavailable",
 					 path);
 		if (n == 0)
 			break;

@@ -8,7 +8,8 @@
 #include <sys/stat.h>
 
 #include "scan-config.h"
-#include "util.h"
+#include "log.h"
+#include "macro.h"
 
 static const char *const key_names[_CONFIG_KEY_MAX] = {
 	[CONFIG_DURATION] = "duration",
@@ -247,11 +248,11 @@ int config_load_file(scan_config *c, const char *path, bool must_exist)
 	if (!f) {
 		if (errno == ENOENT && !must_exist)
 			return 0;
-		return log_errno(-errno, "cannot read config file %s", path);
+		return log_error_errno(-errno, "cannot read config file %s", path);
 	}
 	/* fopen() opens a directory; only reading it fails. */
 	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode))
-		return log_errno(-EISDIR, "cannot read config file %s", path);
+		return log_error_errno(-EISDIR, "cannot read config file %s", path);
 
 	errno = 0;
 	while ((n = getline(&line, &cap, f)) >= 0) {
@@ -298,7 +299,7 @@ int config_load_file(scan_config *c, const char *path, bool must_exist)
 		errno = 0;
 	}
 	if (ferror(f))
-		return log_errno(errno > 0 ? -errno : -EIO, "cannot read config file %s", path);
+		return log_error_errno(errno > 0 ? -errno : -EIO, "cannot read config file %s", path);
 
 	*c = tmp;
 	return 0;
@@ -330,7 +331,7 @@ static int list_dropins(const char *dir, char ***ret, size_t *ret_n)
 	if (!d) {
 		if (errno == ENOENT)
 			return 0;
-		return log_errno(-errno, "cannot read the drop-in directory %s", dir);
+		return log_error_errno(-errno, "cannot read the drop-in directory %s", dir);
 	}
 	errno = 0;
 	while ((de = readdir(d))) {
@@ -353,7 +354,7 @@ static int list_dropins(const char *dir, char ***ret, size_t *ret_n)
 		n++;
 	}
 	if (r == 0 && errno != 0)
-		r = log_errno(-errno, "cannot read the drop-in directory %s", dir);
+		r = log_error_errno(-errno, "cannot read the drop-in directory %s", dir);
 	else if (r == -ENOMEM)
 		log_msg("out of memory");
 	closedir(d);

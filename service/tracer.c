@@ -7,7 +7,8 @@
 #include <unistd.h>
 
 #include "tracer.h"
-#include "util.h"
+#include "log.h"
+#include "macro.h"
 
 #define MODE_FILE "hwlat_detector/mode"
 #define WIDTH_FILE "hwlat_detector/width"
@@ -33,7 +34,7 @@ int tracer_open(tracer *t, const char *dir)
 		if (r == -ENOENT)
 			log_msg("%s is no tracefs directory (it has no available_tracers)", dir);
 		else if (r < 0)
-			log_errno(r, "cannot open the tracefs directory %s", dir);
+			log_error_errno(r, "cannot open the tracefs directory %s", dir);
 		return r;
 	}
 	r = try_open(t, TRACEFS_DEFAULT_MOUNT);
@@ -44,7 +45,7 @@ int tracer_open(tracer *t, const char *dir)
 			"or the kernel has no tracing (CONFIG_FTRACE)",
 			TRACEFS_DEFAULT_MOUNT, TRACEFS_DEBUGFS_MOUNT, TRACEFS_DEFAULT_MOUNT);
 	else if (r < 0)
-		log_errno(r, "cannot open the tracefs directory");
+		log_error_errno(r, "cannot open the tracefs directory");
 	return r;
 }
 
@@ -59,7 +60,7 @@ int tracer_available(tracer *t)
 	int r = detector_read(&t->dir, "available_tracers", buf, sizeof(buf));
 
 	if (r < 0)
-		return log_errno(r, "cannot read %s/available_tracers", t->dir.path);
+		return log_error_errno(r, "cannot read %s/available_tracers", t->dir.path);
 	for (w = strtok_r(buf, " \t", &save); w; w = strtok_r(NULL, " \t", &save))
 		if (strcmp(w, TRACER_NAME) == 0)
 			return 1;
@@ -76,7 +77,7 @@ static int read_text(tracer *t, const char *name, char *buf, size_t size)
 	int r = detector_read(&t->dir, name, buf, size);
 
 	if (r < 0)
-		return log_errno(r, "cannot read %s/%s", t->dir.path, name);
+		return log_error_errno(r, "cannot read %s/%s", t->dir.path, name);
 	strip(buf);
 	return 0;
 }
@@ -129,7 +130,7 @@ int tracer_read_state(tracer *t, tracer_state *ret)
 			return -EBADMSG;
 		}
 	} else if (r != -ENOENT) {
-		return log_errno(r, "cannot read %s/%s", t->dir.path, MODE_FILE);
+		return log_error_errno(r, "cannot read %s/%s", t->dir.path, MODE_FILE);
 	}
 	*ret = s;
 	return 0;
@@ -140,7 +141,7 @@ static int write_text(tracer *t, const char *name, const char *value)
 	int r = detector_write(&t->dir, name, value);
 
 	if (r < 0)
-		return log_errno(r, "cannot write '%s' to %s/%s", value, t->dir.path, name);
+		return log_error_errno(r, "cannot write '%s' to %s/%s", value, t->dir.path, name);
 	return 0;
 }
 

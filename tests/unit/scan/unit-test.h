@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * What the C unit tests of hwlat-scan share: TAP output (../tap.h), a
- * journal entry's field by name, and a scratch file written in one call.
+ * journal entry's field by name, a scratch file written in one call, and
+ * messages that start "hwlat-scan: " as the tool's do.
  * Header-only: each test program is one translation unit.
  */
 #pragma once
@@ -13,7 +14,14 @@
 #include <string.h>
 
 #include "journal-entry.h"
+#include "log.h"
 #include "../tap.h"
+
+/* The messages the tests read start as hwlat-scan's do. */
+__attribute__((constructor)) static void unit_test_name_program(void)
+{
+	log_set_program("hwlat-scan");
+}
 
 /* The value of field NAME in E copied into buf, or NULL when E has none. */
 static inline const char *entry_field(const journal_entry *e, const char *name,

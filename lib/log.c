@@ -1,12 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Logging for hwlat-scan: one line per message on stderr. */
+/* Messages on stderr; see log.h. */
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
-#include "util.h"
+#include "log.h"
 
+static const char *program = "hwlat";
 static bool status_line_shown;
+
+void log_set_program(const char *name)
+{
+	program = name;
+}
 
 void status_line_show(const char *text)
 {
@@ -25,27 +32,32 @@ void status_line_clear(void)
 	status_line_shown = false;
 }
 
+/* One line; with_errno appends ": <strerror(|r|)>". */
+static void log_line(bool with_errno, int r, const char *fmt, va_list ap)
+{
+	status_line_clear();
+	fprintf(stderr, "%s: ", program);
+	vfprintf(stderr, fmt, ap);
+	if (with_errno)
+		fprintf(stderr, ": %s", strerror(r < 0 ? -r : r));
+	fputc('\n', stderr);
+}
+
 void log_msg(const char *fmt, ...)
 {
 	va_list ap;
 
-	status_line_clear();
-	fputs("hwlat-scan: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	log_line(false, 0, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
-int log_errno(int r, const char *fmt, ...)
+int log_error_errno(int r, const char *fmt, ...)
 {
 	va_list ap;
 
-	status_line_clear();
-	fputs("hwlat-scan: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	log_line(true, r, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, ": %s\n", strerror(r < 0 ? -r : r));
 	return r < 0 ? r : -r;
 }

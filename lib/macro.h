@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Small helpers for hwlat-scan: scope-based cleanup and logging to stderr
- * (which is the journal when systemd runs the scan).
+ * Scope-based cleanup and small macros of both tools (systemd's style): a
+ * variable declared _cleanup_free_ is freed, _cleanup_close_ closed,
+ * _cleanup_fclose_ closed, whichever way its scope is left.
  */
 #pragma once
 
@@ -17,6 +18,7 @@ static inline void freep(void *p)
 	free(*(void **)p);
 }
 
+/* Closes *fd unless it is negative; errno is kept for the caller's message. */
 static inline void closep(int *fd)
 {
 	if (*fd >= 0) {
@@ -40,16 +42,3 @@ static inline void fclosep(FILE **f)
 #define ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
 #define STRINGIFY_(x) #x
 #define STRINGIFY(x) STRINGIFY_(x)
-
-/*
- * A status line on stderr (a terminal): replaced by the next one, cleared
- * before any message is logged so that messages never mix with it.
- */
-void status_line_show(const char *text);
-void status_line_clear(void);
-
-/* Logs "hwlat-scan: <message>" on stderr. */
-void log_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/* Logs with ": <strerror(-r)>" appended and returns r (a negative errno). */
-int log_errno(int r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
