@@ -7,7 +7,7 @@
 #include "attribution.h"
 #include "hwlat-journal.h"
 
-bool scan_under_hypervisor(const struct scan *s)
+bool scan_under_hypervisor(const struct scan_record *s)
 {
 	return s->has_summary && s->hypervisor[0] &&
 	       strcmp(s->hypervisor, HWLAT_HYPERVISOR_NONE) != 0 &&
@@ -15,14 +15,14 @@ bool scan_under_hypervisor(const struct scan *s)
 }
 
 /* Why a scan's SMI total is not known. */
-static const char *scan_smi_reason(const struct scan *s)
+static const char *scan_smi_reason(const struct scan_record *s)
 {
 	if (!s->has_summary)
 		return "the scan wrote no summary";
 	return s->smi_unavailable[0] ? s->smi_unavailable : "no reason recorded";
 }
 
-char *scan_smi_text(const struct scan *s, char *buf, size_t size)
+char *scan_smi_text(const struct scan_record *s, char *buf, size_t size)
 {
 	if (s->has_summary && s->smi_total_known)
 		snprintf(buf, size, "%" PRIu64 " (%s)", s->smi_total,
@@ -38,7 +38,7 @@ void attribution_compute(const struct report_data *d, struct attribution *ret)
 
 	memset(ret, 0, sizeof(*ret));
 	for (size_t i = 0; i < d->n_scans; i++) {
-		const struct scan *s = &d->scans[i];
+		const struct scan_record *s = &d->scans[i];
 
 		if (!s->chosen)
 			continue;

@@ -30,10 +30,10 @@ struct attribution {
 };
 
 /* The scan recorded a hypervisor (not "none", "unknown" or nothing). */
-bool scan_under_hypervisor(const struct scan *s);
+bool scan_under_hypervisor(const struct scan_record *s);
 
 /* "7 (max-per-cpu)", "7 (method not recorded)" or "unavailable (<why>)". */
-char *scan_smi_text(const struct scan *s, char *buf, size_t size);
+char *scan_smi_text(const struct scan_record *s, char *buf, size_t size);
 
 void attribution_compute(const struct report_data *d, struct attribution *ret);
 

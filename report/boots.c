@@ -160,7 +160,8 @@ int boot_resolve(struct journal_set *set, int64_t offset, char ret[ID128_LEN + 1
 	}
 	idx = offset > 0 ? offset - 1 : (int64_t)n - 1 + offset;
 	if (idx < 0 || idx >= (int64_t)n) {
-		log_msg("no boot at offset %+" PRId64 ": the journal has hwlat-scan entries from %zu "
+		log_msg("no boot at offset %+" PRId64
+			": the journal has hwlat-scan entries from %zu "
 			"boot%s (offsets %" PRId64 "..0 or 1..%zu)",
 			offset, n, n == 1 ? "" : "s", -(int64_t)n + 1, n);
 		r = -ERANGE;

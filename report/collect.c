@@ -9,7 +9,7 @@
 #include "coverage.h"
 #include "csv.h"
 
-void report_data_init(struct report_data *d, const struct options *o)
+void report_data_init(struct report_data *d, const struct report_options *o)
 {
 	memset(d, 0, sizeof(*d));
 	d->o = o;
@@ -72,7 +72,8 @@ bool group_by_has_groups(enum group_by by)
 }
 
 /* Scans whose identity puts them in the same --by firmware/product group. */
-static bool same_identity(enum group_by by, const struct scan *a, const struct scan *b)
+static bool same_identity(enum group_by by, const struct scan_record *a,
+			  const struct scan_record *b)
 {
 	if (by == GROUP_FIRMWARE)
 		return strcmp(a->bios_vendor, b->bios_vendor) == 0 &&
@@ -82,9 +83,9 @@ static bool same_identity(enum group_by by, const struct scan *a, const struct s
 	       strcmp(a->product_name, b->product_name) == 0;
 }
 
-static struct scan *find_scan(struct report_data *d, const char *id)
+static struct scan_record *find_scan(struct report_data *d, const char *id)
 {
-	struct scan *s;
+	struct scan_record *s;
 
 	if (d->n_scans > 0 && strcmp(d->scans[d->last_scan].id, id) == 0)
 		return &d->scans[d->last_scan];
@@ -121,7 +122,7 @@ static struct stats *cpu_stats(struct report_data *d, uint64_t cpu)
 	return d->cpu[cpu];
 }
 
-static struct stats *group_stats(struct report_data *d, const struct scan *s)
+static struct stats *group_stats(struct report_data *d, const struct scan_record *s)
 {
 	const char *key;
 	struct group *g, **p;
@@ -163,7 +164,7 @@ static struct stats *group_stats(struct report_data *d, const struct scan *s)
 	return &g->st;
 }
 
-static bool sample_passes(const struct options *o, const struct hwlat_sample *x)
+static bool sample_passes(const struct report_options *o, const struct sample_entry *x)
 {
 	if (o->have_cpus && !cpu_set_has(&o->cpus, (unsigned)x->cpu))
 		return false;
@@ -180,7 +181,7 @@ static bool sample_passes(const struct options *o, const struct hwlat_sample *x)
  * period (not CSV, OpenMetrics or --compare), as the walk's bound on
  * memory counts them.
  */
-static int keep_time(struct report_data *d, struct scan *s, uint64_t t)
+static int keep_time(struct report_data *d, struct scan_record *s, uint64_t t)
 {
 	if (!d->keep_times)
 		return 0;
@@ -202,10 +203,10 @@ static int keep_time(struct report_data *d, struct scan *s, uint64_t t)
 	return 0;
 }
 
-int collect_sample(const struct hwlat_sample *x, void *userdata)
+int collect_sample(const struct sample_entry *x, void *userdata)
 {
 	struct report_data *d = userdata;
-	struct scan *s = find_scan(d, x->scan_id);
+	struct scan_record *s = find_scan(d, x->scan_id);
 	struct stats *st;
 	int r;
 
@@ -276,13 +277,13 @@ int collect_sample(const struct hwlat_sample *x, void *userdata)
 	return 0;
 }
 
-int collect_summary(const struct scan *sum, void *userdata)
+int collect_summary(const struct scan_record *sum, void *userdata)
 {
 	struct report_data *d = userdata;
-	struct scan *s = find_scan(d, sum->id);
+	struct scan_record *s = find_scan(d, sum->id);
 	struct cpu_ns *cpus = NULL;
 	size_t n_cpus = 0;
-	struct scan keep;
+	struct scan_record keep;
 
 	if (!s)
 		return -ENOMEM;
@@ -327,7 +328,7 @@ int collect_summary(const struct scan *sum, void *userdata)
 }
 
 bool collect_group_has_scan(const struct report_data *d, const struct group *g,
-			    const struct scan *s)
+			    const struct scan_record *s)
 {
 	switch (d->o->by) {
 	case GROUP_SCAN:
@@ -345,7 +346,7 @@ bool collect_group_has_scan(const struct report_data *d, const struct group *g,
 }
 
 /* The scan's summary says it sampled one of the --cpu CPUs. */
-static bool scan_sampled_cpus(const struct scan *s, const cpu_set_bits *want)
+static bool scan_sampled_cpus(const struct scan_record *s, const cpu_set_bits *want)
 {
 	cpu_set_bits sampled;
 
@@ -405,11 +406,11 @@ int collect_regroup(struct report_data *d)
 
 size_t collect_finish(struct report_data *d)
 {
-	const struct options *o = d->o;
+	const struct report_options *o = d->o;
 	size_t n = 0, out_of_time = 0, other_cpus = 0;
 
 	for (size_t i = 0; i < d->n_scans; i++) {
-		struct scan *s = &d->scans[i];
+		struct scan_record *s = &d->scans[i];
 		bool chosen = true;
 
 		if ((o->have_since || o->have_until) && s->matched == 0) {

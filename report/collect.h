@@ -22,8 +22,8 @@ struct group {
 };
 
 struct report_data {
-	const struct options *o;
-	struct scan *scans;
+	const struct report_options *o;
+	struct scan_record *scans;
 	size_t n_scans, cap_scans, last_scan;
 	struct stats all;
 	struct stats *cpu[HWLAT_MAX_CPUS];
@@ -41,10 +41,10 @@ struct report_data {
 	bool times_full;                /* COVERAGE_MAX_TIMES reached: no period */
 };
 
-void report_data_init(struct report_data *d, const struct options *o);
+void report_data_init(struct report_data *d, const struct report_options *o);
 void report_data_done(struct report_data *d);
-int collect_sample(const struct hwlat_sample *x, void *userdata);
-int collect_summary(const struct scan *s, void *userdata);
+int collect_sample(const struct sample_entry *x, void *userdata);
+int collect_summary(const struct scan_record *s, void *userdata);
 /*
  * Marks the scans to report; returns how many. A scan without a matching
  * sample counts only when it is known to have covered the selection: it
@@ -63,7 +63,7 @@ int collect_regroup(struct report_data *d);
 /* Whether scan s belongs to group g (by its key; --by firmware/product:
  * by its identity, after collect_regroup()). */
 bool collect_group_has_scan(const struct report_data *d, const struct group *g,
-			    const struct scan *s);
+			    const struct scan_record *s);
 /* Human name of a --by value ("cpu", "scan", ...). */
 const char *group_by_name(enum group_by by);
 /* The --by value of a name; -EINVAL when there is none. */

@@ -21,7 +21,7 @@
 #define NSEC_PER_HOUR (3600.0 * 1e9)
 
 struct side {
-	struct options *o;
+	struct report_options *o;
 	const char *name;        /* "A" or "B" */
 	const char *terms;       /* as given */
 	struct report_data d;
@@ -40,7 +40,7 @@ struct side {
 };
 
 /* The scan belongs to the side by its host, firmware and product terms. */
-static bool scan_matches(const struct options *o, const struct scan *s)
+static bool scan_matches(const struct report_options *o, const struct scan_record *s)
 {
 	char label[1024], id[ID128_LEN + 1];
 
@@ -56,7 +56,7 @@ static bool scan_matches(const struct options *o, const struct scan *s)
 	return true;
 }
 
-static const struct scan *find_chosen(const struct report_data *d, const char *id)
+static const struct scan_record *find_chosen(const struct report_data *d, const char *id)
 {
 	for (size_t i = 0; i < d->n_scans; i++)
 		if (d->scans[i].chosen && strcmp(d->scans[i].id, id) == 0)
@@ -71,11 +71,11 @@ static const struct scan *find_chosen(const struct report_data *d, const char *i
  */
 static int choose_scans(struct report_data *d)
 {
-	const struct options *o = d->o;
+	const struct report_options *o = d->o;
 	size_t n = 0;
 
 	for (size_t i = 0; i < d->n_scans; i++) {
-		struct scan *s = &d->scans[i];
+		struct scan_record *s = &d->scans[i];
 
 		if (s->chosen && !scan_matches(o, s))
 			s->chosen = false;
@@ -88,7 +88,7 @@ static int choose_scans(struct report_data *d)
 	d->first_ns = UINT64_MAX;
 	d->last_ns = 0;
 	for (size_t i = 0; i < d->n_groups; i++) {
-		const struct scan *s = find_chosen(d, d->groups[i]->key);
+		const struct scan_record *s = find_chosen(d, d->groups[i]->key);
 
 		if (!s)
 			continue;
@@ -105,7 +105,7 @@ static int choose_scans(struct report_data *d)
 /* Resolves the side's boot (an offset, or the newest with --boot alone). */
 static int select_side(struct journal_set *set, struct side *x)
 {
-	struct options *o = x->o;
+	struct report_options *o = x->o;
 	int r;
 
 	if (o->have_boot_offset) {
@@ -128,7 +128,8 @@ static int select_side(struct journal_set *set, struct side *x)
  * whose scan and boot it has (collect_sample() applies their since, until
  * and cpu).
  */
-static void walk_options(const struct options *a, const struct options *b, struct options *w)
+static void walk_options(const struct report_options *a, const struct report_options *b,
+			 struct report_options *w)
 {
 	*w = *a;
 	w->have_scan = a->have_scan && b->have_scan && strcmp(a->scan_id, b->scan_id) == 0;
@@ -137,13 +138,13 @@ static void walk_options(const struct options *a, const struct options *b, struc
 	w->since_ns = a->since_ns < b->since_ns ? a->since_ns : b->since_ns;
 }
 
-static bool in_side(const struct options *o, const char *scan_id, const char *boot_id)
+static bool in_side(const struct report_options *o, const char *scan_id, const char *boot_id)
 {
 	return (!o->have_scan || strcmp(scan_id, o->scan_id) == 0) &&
 	       (!o->have_boot || strcmp(boot_id, o->boot_id) == 0);
 }
 
-static int sample_both(const struct hwlat_sample *s, void *userdata)
+static int sample_both(const struct sample_entry *s, void *userdata)
 {
 	struct side *x = userdata;
 
@@ -157,7 +158,7 @@ static int sample_both(const struct hwlat_sample *s, void *userdata)
 	return 0;
 }
 
-static int summary_both(const struct scan *s, void *userdata)
+static int summary_both(const struct scan_record *s, void *userdata)
 {
 	struct side *x = userdata;
 
@@ -331,8 +332,9 @@ static void latency_test(const struct side x[2])
 
 	print_open_object("latency_test");
 	print_string("method", NULL, "mann-whitney-u");
-	print_text("\nLatency:        Mann-Whitney U rank test, two-sided, normal approximation\n"
-		   "                with tie and continuity corrections, on the histogram buckets\n");
+	print_text(
+	    "\nLatency:        Mann-Whitney U rank test, two-sided, normal approximation\n"
+	    "                with tie and continuity corrections, on the histogram buckets\n");
 	print_bool("computed", NULL, !why);
 	if (why) {
 		print_string("not_computed_reason", "                not computed: %s\n", why);
@@ -388,7 +390,7 @@ static void smi_rate_test(const struct side x[2])
 
 static void print_compare(const struct side x[2], bool sampled, const struct read_result *res)
 {
-	const struct options *o = x[0].o;
+	const struct report_options *o = x[0].o;
 
 	print_u64("schema_version", NULL, REPORT_SCHEMA_VERSION);
 	print_text("hwlat comparison\n");
@@ -429,14 +431,14 @@ static void print_compare(const struct side x[2], bool sampled, const struct rea
 	print_close_object();
 }
 
-int compare_run(struct journal_set *set, struct options sides[2])
+int compare_run(struct journal_set *set, struct report_options sides[2])
 {
 	struct side x[2] = {
 		{ .o = &sides[0], .name = "A", .terms = sides[0].compare[0] },
 		{ .o = &sides[1], .name = "B", .terms = sides[1].compare[1] },
 	};
 	struct read_result res = { 0 };
-	struct options walk;
+	struct report_options walk;
 	int r = 0;
 
 	for (size_t i = 0; i < 2 && r >= 0; i++)

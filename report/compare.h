@@ -22,4 +22,4 @@
  * Returns 0, -ENOENT when a side matches nothing (said on stderr), or
  * another negative errno (said on stderr).
  */
-int compare_run(struct journal_set *set, struct options sides[2]);
+int compare_run(struct journal_set *set, struct report_options sides[2]);

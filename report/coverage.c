@@ -33,7 +33,8 @@ const char *sampled_cpu_parse(const char *text, uint64_t total, struct cpu_ns *o
 			return MALFORMED;
 		next = cpu + 1;
 		if (sum > UINT64_MAX - ns)
-			return HWLAT_F_SAMPLED_CPU_NS " (does not add up to " HWLAT_F_SAMPLED_NS ")";
+			return HWLAT_F_SAMPLED_CPU_NS " (does not add up to " HWLAT_F_SAMPLED_NS
+						      ")";
 		sum += ns;
 		if (out) {
 			out[n].cpu = (uint32_t)cpu;
@@ -53,7 +54,7 @@ out:
 	return NULL;
 }
 
-const char *sampled_problem(struct scan *s)
+const char *sampled_problem(struct scan_record *s)
 {
 	bool have_total = s->sampled_text[0] != '\0';
 	size_t n;
@@ -70,14 +71,14 @@ const char *sampled_problem(struct scan *s)
 	if (!have_total)
 		return HWLAT_F_SAMPLED_CPU_NS " (without " HWLAT_F_SAMPLED_NS ")";
 	if (!s->sampled_known)
-		return strcmp(s->sampled_cpu_text, HWLAT_UNAVAILABLE) == 0 ?
-			       NULL :
-			       HWLAT_F_SAMPLED_CPU_NS " (not unavailable as " HWLAT_F_SAMPLED_NS ")";
+		return strcmp(s->sampled_cpu_text, HWLAT_UNAVAILABLE) == 0 ? NULL
+									   : HWLAT_F_SAMPLED_CPU_NS
+			   " (not unavailable as " HWLAT_F_SAMPLED_NS ")";
 	return sampled_cpu_parse(s->sampled_cpu_text, s->sampled_ns, NULL, &n);
 }
 
-bool scan_sampled(const struct scan *s, const struct options *o, int cpu, uint64_t *ret,
-		  char *why, size_t why_size)
+bool scan_sampled(const struct scan_record *s, const struct report_options *o, int cpu,
+		  uint64_t *ret, char *why, size_t why_size)
 {
 	uint64_t sum = 0;
 
@@ -121,7 +122,7 @@ double per_hour(uint64_t count, uint64_t ns)
 
 /* The window that merges a scan's windows into events (period.h); 1 s,
  * hwlat's default, without a summary. */
-static uint64_t merge_window(const struct scan *s)
+static uint64_t merge_window(const struct scan_record *s)
 {
 	return s->has_summary && s->window_ns > 0 ? s->window_ns : NSEC_PER_SEC;
 }
@@ -129,15 +130,15 @@ static uint64_t merge_window(const struct scan *s)
 /* The period of the times of the scans in the figure, when they are one
  * machine's. */
 static int find_period(const struct report_data *d, const struct group *g,
-		       const struct scan *one, struct coverage *c)
+		       const struct scan_record *one, struct coverage *c)
 {
-	const struct scan *first = NULL;
+	const struct scan_record *first = NULL;
 	uint64_t *t, merge = 0;
 	size_t n = 0, k = 0;
 	int r;
 
 	for (size_t i = 0; i < d->n_scans; i++) {
-		const struct scan *s = &d->scans[i];
+		const struct scan_record *s = &d->scans[i];
 
 		if (one ? s != one : !s->chosen || (g && !collect_group_has_scan(d, g, s)))
 			continue;
@@ -163,7 +164,7 @@ static int find_period(const struct report_data *d, const struct group *g,
 	if (!t)
 		return -ENOMEM;
 	for (size_t i = 0; i < d->n_scans; i++) {
-		const struct scan *s = &d->scans[i];
+		const struct scan_record *s = &d->scans[i];
 
 		if (one ? s != one : !s->chosen || (g && !collect_group_has_scan(d, g, s)))
 			continue;
@@ -194,7 +195,7 @@ void coverage_compute(const struct report_data *d, const struct group *g, int cp
 	memset(c, 0, sizeof(*c));
 	c->known = true;
 	for (size_t i = 0; i < d->n_scans; i++) {
-		const struct scan *s = &d->scans[i];
+		const struct scan_record *s = &d->scans[i];
 		uint64_t ns;
 
 		if (!s->chosen || (g && !collect_group_has_scan(d, g, s)))
@@ -221,7 +222,7 @@ int coverage_period(const struct report_data *d, const struct group *g, struct c
 	return find_period(d, g, NULL, c);
 }
 
-int coverage_scan(const struct report_data *d, const struct scan *s, struct coverage *ret)
+int coverage_scan(const struct report_data *d, const struct scan_record *s, struct coverage *ret)
 {
 	struct coverage *c = ret;
 
@@ -243,7 +244,7 @@ bool coverage_cpus(const struct report_data *d, uint64_t ns[HWLAT_MAX_CPUS])
 
 	memset(ns, 0, HWLAT_MAX_CPUS * sizeof(*ns));
 	for (size_t i = 0; i < d->n_scans; i++) {
-		const struct scan *s = &d->scans[i];
+		const struct scan_record *s = &d->scans[i];
 		uint64_t total;
 
 		if (!s->chosen)

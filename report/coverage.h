@@ -27,7 +27,7 @@ const char *sampled_cpu_parse(const char *text, uint64_t total, struct cpu_ns *o
 			      size_t *ret_n);
 /* Checks a summary's two fields (entry_problem()); returns NULL or the
  * field and what is wrong. */
-const char *sampled_problem(struct scan *s);
+const char *sampled_problem(struct scan_record *s);
 
 /* What a scan, a group, a CPU or the selection covered. */
 struct coverage {
@@ -45,8 +45,8 @@ struct coverage {
 
 /* A chosen scan's time sampled in the selection (--cpu; cpu >= 0: that
  * CPU only); false with why when it is not known. */
-bool scan_sampled(const struct scan *s, const struct options *o, int cpu, uint64_t *ret,
-		  char *why, size_t why_size);
+bool scan_sampled(const struct scan_record *s, const struct report_options *o, int cpu,
+		  uint64_t *ret, char *why, size_t why_size);
 
 /* Which scans a figure covers: all chosen ones (g NULL, cpu < 0), a
  * group's, or, per CPU, every chosen scan's time on that CPU. No period. */
@@ -56,7 +56,7 @@ void coverage_compute(const struct report_data *d, const struct group *g, int cp
  * A CPU has none: its events of several scans are no one sequence. */
 int coverage_period(const struct report_data *d, const struct group *g, struct coverage *c);
 /* One scan's coverage of the selection and its period. */
-int coverage_scan(const struct report_data *d, const struct scan *s, struct coverage *ret);
+int coverage_scan(const struct report_data *d, const struct scan_record *s, struct coverage *ret);
 
 /* Every chosen scan's time sampled per CPU (of the selection) into ns;
  * false when a scan lacks it. */

@@ -41,7 +41,7 @@ static void csv_maybe(FILE *f, bool known, uint64_t v)
 		fputs("," HWLAT_UNAVAILABLE, f);
 }
 
-int csv_row(FILE *f, const struct hwlat_sample *x, bool header)
+int csv_row(FILE *f, const struct sample_entry *x, bool header)
 {
 	if (header)
 		csv_header(f);

@@ -7,5 +7,5 @@
 
 #include "report.h"
 
-int csv_row(FILE *f, const struct hwlat_sample *x, bool header);
+int csv_row(FILE *f, const struct sample_entry *x, bool header);
 int csv_header(FILE *f);

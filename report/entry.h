@@ -17,10 +17,10 @@ struct entry {
 	unsigned have;           /* which required fields were seen */
 	uint64_t seen;           /* which fields of the table were seen */
 	unsigned message_ids;    /* MESSAGE_ID fields seen */
-	struct hwlat_sample x;   /* sample fields, and the trusted fields */
+	struct sample_entry x;   /* sample fields, and the trusted fields */
 	const char *bad_field;   /* first malformed field */
 	bool s_zeroed;           /* s was cleared for this entry */
-	struct scan s;           /* summary fields: cleared at the first one */
+	struct scan_record s;           /* summary fields: cleared at the first one */
 	/* HWLAT_SAMPLED_CPU_NS (s.has_sampled_cpu says whether it was given):
 	 * up to 1024 CPUs of 20 digits; a value that fills it is too long. */
 	char sampled_cpu[1024 * 27];

@@ -168,7 +168,7 @@ void journal_set_done(struct journal_set *set)
 	memset(set, 0, sizeof(*set));
 }
 
-int journal_set_make(const struct options *o, struct journal_set *ret)
+int journal_set_make(const struct report_options *o, struct journal_set *ret)
 {
 	struct journal_set set = { 0 };
 	int r = 0;

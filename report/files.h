@@ -32,7 +32,7 @@ struct journal_set {
 
 /* Lists the files; logs the cause of a failure (missing directory). A
  * --file that cannot be used is named and marked failed (error), not fatal. */
-int journal_set_make(const struct options *o, struct journal_set *ret);
+int journal_set_make(const struct report_options *o, struct journal_set *ret);
 void journal_set_done(struct journal_set *set);
 /* The local journal counts as one. */
 size_t journal_set_size(const struct journal_set *set);

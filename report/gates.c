@@ -12,7 +12,7 @@
 /* A clean scan (a summary, no sample matched) that covers the selection:
  * the report already keeps only those that ran in --since/--until; its
  * HWLAT_CPUS must meet --cpu. */
-static bool clean_scan_covers(const struct scan *s, const struct options *o)
+static bool clean_scan_covers(const struct scan_record *s, const struct report_options *o)
 {
 	cpu_set_bits sampled;
 
@@ -39,7 +39,7 @@ bool selection_has_data(const struct report_data *d)
 }
 
 /* The part of [start, end) inside --since/--until (both inclusive there). */
-static uint64_t overlap_ns(const struct options *o, uint64_t start, uint64_t end)
+static uint64_t overlap_ns(const struct report_options *o, uint64_t start, uint64_t end)
 {
 	if (o->have_since && start < o->since_ns)
 		start = o->since_ns;
@@ -54,7 +54,7 @@ bool scanned_duration(const struct report_data *d, uint64_t *ret, char *why, siz
 
 	*ret = 0;
 	for (size_t i = 0; i < d->n_scans; i++) {
-		const struct scan *s = &d->scans[i];
+		const struct scan_record *s = &d->scans[i];
 
 		if (!s->chosen)
 			continue;
@@ -89,7 +89,7 @@ void gates_facts(const struct report_data *d, struct gate_facts *f, char *why,
 		f->smi_why = smi_why;
 	}
 	for (size_t i = 0; i < d->n_scans; i++) {
-		const struct scan *s = &d->scans[i];
+		const struct scan_record *s = &d->scans[i];
 
 		if (!s->chosen)
 			continue;

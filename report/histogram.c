@@ -26,7 +26,7 @@ static void print_bar(uint64_t count, uint64_t largest, const char *color)
 }
 
 int print_histogram(const char *key, const char *title, const struct stats *st,
-		    const struct options *o)
+		    const struct report_options *o)
 {
 	_cleanup_free_ struct bucket *b = NULL;
 	uint64_t largest = 0;

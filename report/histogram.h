@@ -10,4 +10,4 @@
 #include "stats.h"
 
 int print_histogram(const char *key, const char *title, const struct stats *st,
-		    const struct options *o);
+		    const struct report_options *o);

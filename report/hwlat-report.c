@@ -158,7 +158,7 @@ enum {
 
 /* "50,99,99.99": 1 to REPORT_PERCENTILES_MAX values from 0 to 100, printed
  * in the order given. */
-static int parse_percentile_list(const char *arg, struct options *o)
+static int parse_percentile_list(const char *arg, struct report_options *o)
 {
 	char buf[256], *rest = buf, *part;
 	size_t n = 0;
@@ -205,7 +205,8 @@ static bool parse_boot_offset(const char *s, int64_t *ret)
 	return true;
 }
 
-static int parse_boot(const char *arg, struct options *o, const char *what, const char *shown)
+static int parse_boot(const char *arg, struct report_options *o, const char *what,
+		      const char *shown)
 {
 	o->have_boot = true;
 	o->boot_id[0] = '\0';
@@ -221,7 +222,8 @@ static int parse_boot(const char *arg, struct options *o, const char *what, cons
 	return 0;
 }
 
-static int parse_scan(const char *arg, struct options *o, const char *what, const char *shown)
+static int parse_scan(const char *arg, struct report_options *o, const char *what,
+		      const char *shown)
 {
 	if (normalize_id128(arg, o->scan_id) < 0)
 		return invalid(what, shown, "a scan ID is 32 hex digits");
@@ -229,7 +231,8 @@ static int parse_scan(const char *arg, struct options *o, const char *what, cons
 	return 0;
 }
 
-static int parse_cpus(const char *arg, struct options *o, const char *what, const char *shown)
+static int parse_cpus(const char *arg, struct report_options *o, const char *what,
+		      const char *shown)
 {
 	int r = parse_cpulist(arg, &o->cpus);
 
@@ -285,7 +288,8 @@ static int compare_key(const char *s)
  * may hold commas. *buf keeps the values side points to (freed by the
  * caller).
  */
-static int parse_compare_side(const char *arg, uint64_t now, struct options *side, char **buf)
+static int parse_compare_side(const char *arg, uint64_t now, struct report_options *side,
+			      char **buf)
 {
 	bool seen[N_COMPARE_KEYS] = { false };
 	char *term, *next, why[160];
@@ -314,7 +318,8 @@ static int parse_compare_side(const char *arg, uint64_t now, struct options *sid
 			return invalid("--compare term", term, TERM_EXPECTED);
 		value = term + strlen(compare_keys[k]) + 1;
 		if (seen[k]) {
-			snprintf(why, sizeof(why), "%s: is given twice in '%s'", compare_keys[k], arg);
+			snprintf(why, sizeof(why), "%s: is given twice in '%s'", compare_keys[k],
+				 arg);
 			return invalid("--compare term", term, why);
 		}
 		seen[k] = true;
@@ -367,8 +372,8 @@ static int parse_compare_side(const char *arg, uint64_t now, struct options *sid
 }
 
 /* Returns 1 to go on, 0 to exit successfully (--help), -EINVAL on misuse. */
-static int parse_args(int argc, char **argv, struct options *o, struct options sides[2],
-		      char *side_bufs[2])
+static int parse_args(int argc, char **argv, struct report_options *o,
+		      struct report_options sides[2], char *side_bufs[2])
 {
 	static const struct option longopts[] = {
 		{ "directory", required_argument, NULL, 'D' },
@@ -471,8 +476,9 @@ static int parse_args(int argc, char **argv, struct options *o, struct options s
 			}
 			by_arg = optarg;
 			if (group_by_from_name(optarg, &o->by) < 0)
-				return usage_error("invalid --by '%s'", optarg,
-						   "expected cpu, scan, boot, host, firmware or product");
+				return usage_error(
+				    "invalid --by '%s'", optarg,
+				    "expected cpu, scan, boot, host, firmware or product");
 			break;
 		case 'H':
 			o->histogram = true;
@@ -480,8 +486,9 @@ static int parse_args(int argc, char **argv, struct options *o, struct options s
 		case ARG_BUCKET_SIZE:
 			r = parse_time_span(optarg, NSEC_PER_USEC, &o->bucket_ns);
 			if (r < 0 || o->bucket_ns == 0 || o->bucket_ns > MAX_BUCKET_NS)
-				return usage_error("invalid --bucket-size '%s'", optarg,
-						   "expected a time span from 1ns to 1000s, e.g. 10us");
+				return usage_error(
+				    "invalid --bucket-size '%s'", optarg,
+				    "expected a time span from 1ns to 1000s, e.g. 10us");
 			bucket = true;
 			break;
 		case ARG_ENTRIES: {
@@ -508,8 +515,9 @@ static int parse_args(int argc, char **argv, struct options *o, struct options s
 		case ARG_HARDLIMIT:
 			r = parse_time_span(optarg, NSEC_PER_USEC, &o->hardlimit_ns);
 			if (r < 0 || o->hardlimit_ns == 0)
-				return usage_error("invalid --hardlimit '%s'", optarg,
-						   "expected a positive time span, e.g. 100us or 2ms");
+				return usage_error(
+				    "invalid --hardlimit '%s'", optarg,
+				    "expected a positive time span, e.g. 100us or 2ms");
 			o->have_hardlimit = true;
 			break;
 		case ARG_FAIL_IF:
@@ -545,8 +553,10 @@ static int parse_args(int argc, char **argv, struct options *o, struct options s
 						   "selections", NULL);
 			/* "--compare A B": B is the next argument. */
 			if (optind >= argc)
-				return usage_error("%s", "--compare needs two selections, A and B "
-						   "(e.g. --compare firmware:1.0 firmware:2.0)", NULL);
+				return usage_error("%s",
+						   "--compare needs two selections, A and B "
+						   "(e.g. --compare firmware:1.0 firmware:2.0)",
+						   NULL);
 			o->compare[0] = optarg;
 			o->compare[1] = argv[optind++];
 			break;
@@ -657,9 +667,9 @@ static int parse_args(int argc, char **argv, struct options *o, struct options s
 	return 1;
 }
 
-static int run_set(struct journal_set *set, struct options *o);
+static int run_set(struct journal_set *set, struct report_options *o);
 
-static int run(struct options *o, struct options sides[2])
+static int run(struct report_options *o, struct report_options sides[2])
 {
 	struct journal_set set;
 	int r;
@@ -694,7 +704,7 @@ static bool local_permission_problem(const struct journal_set *set)
 	return true;
 }
 
-static int run_set(struct journal_set *set, struct options *o)
+static int run_set(struct journal_set *set, struct report_options *o)
 {
 	struct report_data d;
 	struct read_result res = { 0 };
@@ -756,7 +766,8 @@ static int run_set(struct journal_set *set, struct options *o)
 		goto out;
 	}
 	if (n == 0) {
-		log_msg("no hwlat samples match (%s)%s%s", describe_filters(o, filters, sizeof(filters)),
+		log_msg("no hwlat samples match (%s)%s%s",
+			describe_filters(o, filters, sizeof(filters)),
 			d.no_match_reason ? ": " : "", d.no_match_reason ? d.no_match_reason : "");
 		r = -ENOENT;
 		goto out;
@@ -816,7 +827,7 @@ out:
 
 int main(int argc, char **argv)
 {
-	struct options o = { .entries = STATS_LINEAR_DEFAULT }, sides[2];
+	struct report_options o = { .entries = STATS_LINEAR_DEFAULT }, sides[2];
 	char *side_bufs[2] = { NULL, NULL };
 	int r;
 

@@ -14,15 +14,15 @@
 #include "select.h"
 
 /* A scan without a summary starts at its first sample. */
-static uint64_t scan_start(const struct scan *s)
+static uint64_t scan_start(const struct scan_record *s)
 {
 	return s->has_summary ? s->start_ns : s->first_ns;
 }
 
 static int by_start(const void *a, const void *b)
 {
-	const struct scan *x = *(const struct scan *const *)a;
-	const struct scan *y = *(const struct scan *const *)b;
+	const struct scan_record *x = *(const struct scan_record *const *)a;
+	const struct scan_record *y = *(const struct scan_record *const *)b;
 	uint64_t sx = scan_start(x), sy = scan_start(y);
 
 	if (sx != sy)
@@ -30,7 +30,7 @@ static int by_start(const void *a, const void *b)
 	return strcmp(x->id, y->id);
 }
 
-static void print_one(const struct scan *s)
+static void print_one(const struct scan_record *s)
 {
 	uint64_t max = s->has_summary ? s->max_ns : s->seen_max_ns;
 
@@ -72,10 +72,10 @@ static void print_one(const struct scan *s)
 	print_close_object();
 }
 
-int list_scans(struct journal_set *set, struct options *o)
+int list_scans(struct journal_set *set, struct report_options *o)
 {
 	struct report_data d;
-	struct scan **order = NULL;
+	struct scan_record **order = NULL;
 	struct read_result res = { 0 };
 	size_t n = 0;
 	int r;

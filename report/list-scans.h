@@ -10,4 +10,4 @@
 
 /* Returns 0, -ENOENT when no scan matches (said on stderr), or a negative
  * errno (logged). */
-int list_scans(struct journal_set *set, struct options *o);
+int list_scans(struct journal_set *set, struct report_options *o);

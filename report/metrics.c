@@ -9,18 +9,18 @@
 #include "openmetrics.h"
 
 /* When a scan began: its summary's start, else its first matched sample. */
-static uint64_t scan_begin(const struct scan *s)
+static uint64_t scan_begin(const struct scan_record *s)
 {
 	return s->has_summary ? s->start_ns : s->first_ns;
 }
 
 /* The newest chosen scan, or NULL. */
-static const struct scan *newest_scan(const struct report_data *d)
+static const struct scan_record *newest_scan(const struct report_data *d)
 {
-	const struct scan *newest = NULL;
+	const struct scan_record *newest = NULL;
 
 	for (size_t i = 0; i < d->n_scans; i++) {
-		const struct scan *s = &d->scans[i];
+		const struct scan_record *s = &d->scans[i];
 
 		if (s->chosen && (!newest || scan_begin(s) >= scan_begin(newest)))
 			newest = s;
@@ -30,7 +30,7 @@ static const struct scan *newest_scan(const struct report_data *d)
 
 int metrics_write(const struct report_data *d, FILE *f)
 {
-	const struct scan *last = newest_scan(d);
+	const struct scan_record *last = newest_scan(d);
 	struct openmetrics_facts x = {
 		.all = &d->all,
 		.cpu = d->cpu,

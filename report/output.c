@@ -16,7 +16,7 @@
 
 /* The --percentiles list: in JSON "p99_9_latency_ns" each; in text, when
  * text is set, "p50 1.2 us, p99.9 3.4 us". */
-static void print_percentiles(const struct options *o, const struct stats *st, bool text)
+static void print_percentiles(const struct report_options *o, const struct stats *st, bool text)
 {
 	for (size_t i = 0; i < o->n_percentiles; i++) {
 		char name[24], key[48], label[48];
@@ -35,7 +35,7 @@ static void print_percentiles(const struct options *o, const struct stats *st, b
 	}
 }
 
-char *describe_filters(const struct options *o, char *buf, size_t size)
+char *describe_filters(const struct report_options *o, char *buf, size_t size)
 {
 	size_t n = 0;
 
@@ -67,7 +67,7 @@ char *describe_filters(const struct options *o, char *buf, size_t size)
 	return buf;
 }
 
-static void print_filters(const struct options *o)
+static void print_filters(const struct report_options *o)
 {
 	char buf[512];
 
@@ -121,7 +121,7 @@ static void print_recorded(const char *key, const char *fmt, const char *value)
 		print_string(NULL, fmt, "not recorded");
 }
 
-static void print_scan_platform(const struct scan *s)
+static void print_scan_platform(const struct scan_record *s)
 {
 	char smi[512];
 
@@ -152,7 +152,7 @@ static void print_scan_platform(const struct scan *s)
 }
 
 /* Whether the summary recorded the machine identity (issue 14). */
-static bool scan_has_identity(const struct scan *s)
+static bool scan_has_identity(const struct scan_record *s)
 {
 	return s->sys_vendor[0] || s->product_name[0] || s->board_vendor[0] ||
 	       s->board_name[0] || s->bios_vendor[0] || s->bios_version[0] ||
@@ -160,7 +160,7 @@ static bool scan_has_identity(const struct scan *s)
 }
 
 /* The machine identity: JSON strings (null: not recorded), two text lines. */
-static void print_scan_identity(const struct scan *s)
+static void print_scan_identity(const struct scan_record *s)
 {
 	bool has = scan_has_identity(s);
 
@@ -213,7 +213,7 @@ void print_journal(const struct read_result *res)
 	print_close_object();
 }
 
-uint64_t scan_dropped(const struct scan *s)
+uint64_t scan_dropped(const struct scan_record *s)
 {
 	if (s->has_summary)
 		return s->dropped;
@@ -324,7 +324,7 @@ static void print_coverage(const struct coverage *c, const char *label, const ch
 	print_period(c, fmt);
 }
 
-static void print_scan(const struct scan *s, const struct coverage *c, bool corrupt)
+static void print_scan(const struct scan_record *s, const struct coverage *c, bool corrupt)
 {
 	print_open_object(NULL);
 	print_string("scan_id", "\nScan %s", s->id);
@@ -338,8 +338,9 @@ static void print_scan(const struct scan *s, const struct coverage *c, bool corr
 				   "  journal file (named above), or the scan never finished; the\n"
 				   "  figures below come from the samples read only\n");
 		else
-			print_text(" NO SUMMARY: the scan never finished (crash, power loss or\n"
-				   "  still running); the figures below come from its samples only\n");
+			print_text(
+			    " NO SUMMARY: the scan never finished (crash, power loss or\n"
+			    "  still running); the figures below come from its samples only\n");
 	}
 	print_string("hostname", "  host:       %s", s->hostname);
 	print_string("machine_id", " (machine %s", s->machine_id);
@@ -457,7 +458,7 @@ static void print_stat(const struct stats *st, const char *key, const char *fmt,
 		print_latency(key, fmt, ns);
 }
 
-static void print_stats_body(const struct options *o, const struct stats *st,
+static void print_stats_body(const struct report_options *o, const struct stats *st,
 			     const struct attribution *a)
 {
 	print_u64("samples", "Samples:      %" PRIu64, st->n);
@@ -496,7 +497,7 @@ static void print_row_smis(const struct stats *st, bool per_cpu)
 	print_text(" %11s", all_unknown ? HWLAT_UNAVAILABLE : buf);
 }
 
-static void print_row(const struct options *o, const struct stats *st,
+static void print_row(const struct report_options *o, const struct stats *st,
 		      const struct coverage *c, bool per_cpu)
 {
 	print_u64("samples", " %9" PRIu64, st->n);
@@ -543,10 +544,10 @@ static void print_cov_row(const struct coverage *c, bool period)
 			print_null(NULL, " %10s");
 	}
 	if (period)
-		print_text(" %12s", !c->period_computed ? "-" :
-				    c->period.period_ns ?
-						    format_period(c->period.period_ns, buf, sizeof(buf)) :
-						    "none");
+		print_text(" %12s", !c->period_computed ? "-"
+				    : c->period.period_ns
+					? format_period(c->period.period_ns, buf, sizeof(buf))
+					: "none");
 	print_text("\n");
 }
 
@@ -602,7 +603,7 @@ static bool group_by_identity(enum group_by by)
 	return by == GROUP_FIRMWARE || by == GROUP_PRODUCT;
 }
 
-char *scan_identity_label(const struct scan *s, enum group_by by, char *buf, size_t size)
+char *scan_identity_label(const struct scan_record *s, enum group_by by, char *buf, size_t size)
 {
 	if (by == GROUP_FIRMWARE && (s->bios_vendor[0] || s->bios_version[0] || s->bios_date[0]))
 		snprintf(buf, size, "%s %s (%s)", s->bios_vendor, s->bios_version, s->bios_date);
@@ -623,7 +624,7 @@ static char *identity_label(const struct report_data *d, const struct group *g, 
 /* The JSON keys of a group (when keys) and, as text, its label. */
 static void print_group_key(const struct report_data *d, const struct group *g, bool keys)
 {
-	const struct scan *s = &d->scans[g->scan_index];
+	const struct scan_record *s = &d->scans[g->scan_index];
 	char label[1024];
 
 #define K(key) (keys ? (key) : NULL)
@@ -730,11 +731,11 @@ static int print_histograms(const struct report_data *d)
 			} else {
 				print_string(group_key_name(d->o->by), NULL, g->key);
 			}
-			snprintf(title, sizeof(title), "%s %s", group_by_name(d->o->by),
-				 d->o->by == GROUP_HOST ? escape_text(g->label, label, sizeof(label)) :
-				 group_by_identity(d->o->by) ?
-							  escape_text(raw, label, sizeof(label)) :
-							  g->key);
+			snprintf(
+			    title, sizeof(title), "%s %s", group_by_name(d->o->by),
+			    d->o->by == GROUP_HOST ? escape_text(g->label, label, sizeof(label))
+			    : group_by_identity(d->o->by) ? escape_text(raw, label, sizeof(label))
+							  : g->key);
 			r = print_histogram("histogram", title, &g->st, d->o);
 			print_close_object();
 		}
@@ -765,7 +766,7 @@ static void print_verdict(const struct report_data *d, bool exceeded)
 
 int print_report(struct report_data *d, bool *ret_exceeded)
 {
-	const struct options *o = d->o;
+	const struct report_options *o = d->o;
 	uint64_t dropped = 0, floor_ns = 0;
 	size_t n_scans = 0, n_nosummary = 0;
 	bool exceeded = o->have_hardlimit && d->all.max_ns > o->hardlimit_ns;
@@ -776,7 +777,7 @@ int print_report(struct report_data *d, bool *ret_exceeded)
 
 	attribution_compute(d, &a);
 	for (size_t i = 0; i < d->n_scans; i++) {
-		const struct scan *s = &d->scans[i];
+		const struct scan_record *s = &d->scans[i];
 
 		if (!s->chosen)
 			continue;

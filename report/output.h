@@ -8,7 +8,7 @@
 #define REPORT_SCHEMA_VERSION 1
 
 /* Describes the active filters ("scan 0123..., cpus 0-1") into buf. */
-char *describe_filters(const struct options *o, char *buf, size_t size);
+char *describe_filters(const struct report_options *o, char *buf, size_t size);
 
 /* Prints the whole report; *ret_exceeded tells whether --hardlimit was
  * exceeded. Returns 0 or a negative errno. */
@@ -19,6 +19,6 @@ void print_journal(const struct read_result *res);
 /* The identity of a scan as --by firmware ("vendor version (date)") or
  * product ("vendor product") labels it, "not recorded" without one; raw
  * (print it escaped). Returns buf. */
-char *scan_identity_label(const struct scan *s, enum group_by by, char *buf, size_t size);
+char *scan_identity_label(const struct scan_record *s, enum group_by by, char *buf, size_t size);
 /* Windows a scan lost: its summary's count, else the sequence gaps seen. */
-uint64_t scan_dropped(const struct scan *s);
+uint64_t scan_dropped(const struct scan_record *s);

@@ -24,7 +24,7 @@ enum group_by {
 };
 enum output_mode { OUTPUT_TEXT, OUTPUT_JSON, OUTPUT_CSV, OUTPUT_OPENMETRICS };
 
-struct options {
+struct report_options {
 	char **files;
 	size_t n_files;
 	const char *directory;
@@ -64,7 +64,7 @@ struct options {
 };
 
 /* One sample entry (MESSAGE_ID HWLAT_SAMPLE_MESSAGE_ID). */
-struct hwlat_sample {
+struct sample_entry {
 	char scan_id[ID128_LEN + 1];
 	char boot_id[ID128_LEN + 1];
 	char machine_id[ID128_LEN + 1];
@@ -78,13 +78,13 @@ struct hwlat_sample {
 };
 
 /* A window that took an SMI: only a known, non-zero count says so. */
-static inline bool sample_has_smi(const struct hwlat_sample *x)
+static inline bool sample_has_smi(const struct sample_entry *x)
 {
 	return x->smi_count_known && x->smi_count > 0;
 }
 
 /* Neither an SMI nor an NMI explains the window. */
-static inline bool sample_unexplained(const struct hwlat_sample *x)
+static inline bool sample_unexplained(const struct sample_entry *x)
 {
 	return !sample_has_smi(x) && x->nmi_count == 0;
 }
@@ -97,7 +97,7 @@ struct cpu_ns {
 
 /* What is known about one scan: its summary entry, if any, and what its
  * samples showed. */
-struct scan {
+struct scan_record {
 	char id[ID128_LEN + 1];
 	char boot_id[ID128_LEN + 1];
 	char machine_id[ID128_LEN + 1];
@@ -157,7 +157,7 @@ struct scan {
 };
 
 /* lib/stats.c counts windows of either tool; this adds a report sample. */
-static inline int stats_add(struct stats *s, const struct hwlat_sample *x,
+static inline int stats_add(struct stats *s, const struct sample_entry *x,
 			    uint64_t hardlimit_ns)
 {
 	const struct stats_window w = {

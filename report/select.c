@@ -33,7 +33,7 @@ static int add_match(sd_journal *j, const char *field, const char *value)
 }
 
 /* hwlat entries, of the --boot and --scan chosen so far. */
-static int add_matches(sd_journal *j, const struct options *o, bool boot, bool scan)
+static int add_matches(sd_journal *j, const struct report_options *o, bool boot, bool scan)
 {
 	int r;
 
@@ -71,7 +71,7 @@ static int get_field(sd_journal *j, const char *field, char *buf, size_t size)
  * The ID in FIELD of the newest hwlat entry (restricted to the --boot chosen
  * when boot is true) over every journal file of the set.
  */
-static int newest_value(struct journal_set *set, const struct options *o,
+static int newest_value(struct journal_set *set, const struct report_options *o,
 			const char *field, bool boot, char ret[ID128_LEN + 1])
 {
 	uint64_t best = 0;
@@ -126,7 +126,7 @@ static int newest_value(struct journal_set *set, const struct options *o,
 	return found ? 0 : -ENOENT;
 }
 
-int journal_select(struct journal_set *set, struct options *o)
+int journal_select(struct journal_set *set, struct report_options *o)
 {
 	int r;
 
@@ -152,7 +152,8 @@ static void report_malformed(sd_journal *j, const char *what, uint64_t n)
 		return;
 	if (sd_journal_get_cursor(j, &cursor) < 0)
 		cursor = NULL;
-	log_msg("skipping malformed hwlat entry %s: bad field %s", cursor ? cursor : "(no cursor)", what);
+	log_msg("skipping malformed hwlat entry %s: bad field %s", cursor ? cursor : "(no cursor)",
+		what);
 	if (n == MAX_MALFORMED_SHOWN)
 		log_msg("(further malformed entries are only counted)");
 	free(cursor);
@@ -273,7 +274,7 @@ static int check_whole(sd_journal *j, const struct journal_set *set, size_t i, u
 /* Reads the chosen entries of one journal (file); *ret_error tells why it
  * could not be read whole, *entries counts its hwlat entries, *ret_walked
  * the entries the walk met. */
-static int read_one(sd_journal *j, const struct options *o, const struct journal_handlers *h,
+static int read_one(sd_journal *j, const struct report_options *o, const struct journal_handlers *h,
 		    void *userdata, struct read_result *res, uint64_t *entries, int *ret_error,
 		    uint64_t *ret_walked)
 {
@@ -349,7 +350,7 @@ static int read_one(sd_journal *j, const struct options *o, const struct journal
 	}
 }
 
-int journal_read(struct journal_set *set, const struct options *o,
+int journal_read(struct journal_set *set, const struct report_options *o,
 		 const struct journal_handlers *h, void *userdata,
 		 struct read_result *res)
 {

@@ -12,11 +12,11 @@
  * when there is nothing to choose from (no hwlat entry), -EIO when no
  * journal file could be read (each failure was named on stderr).
  */
-int journal_select(struct journal_set *set, struct options *o);
+int journal_select(struct journal_set *set, struct report_options *o);
 
 struct journal_handlers {
-	int (*sample)(const struct hwlat_sample *x, void *userdata);
-	int (*summary)(const struct scan *s, void *userdata);
+	int (*sample)(const struct sample_entry *x, void *userdata);
+	int (*summary)(const struct scan_record *s, void *userdata);
 };
 
 /* A journal file that could not be read whole. */
@@ -49,6 +49,6 @@ void read_result_done(struct read_result *res);
  * Returns -EIO when no file could be read at all.
  * A handler's negative return stops the walk and is returned.
  */
-int journal_read(struct journal_set *set, const struct options *o,
+int journal_read(struct journal_set *set, const struct report_options *o,
 		 const struct journal_handlers *h, void *userdata,
 		 struct read_result *res);

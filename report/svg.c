@@ -100,7 +100,8 @@ static double draw_count_grid(FILE *f, uint64_t largest)
 	double ymax = log10((double)largest + 1) * 1.1;
 	char buf[24];
 
-	for (uint64_t c = 1; (double)c <= (double)largest * 10 && log10((double)c + 1) <= ymax; c *= 10) {
+	for (uint64_t c = 1; (double)c <= (double)largest * 10 && log10((double)c + 1) <= ymax;
+	     c *= 10) {
 		double y = HIST_TOP + HIST_H - log10((double)c + 1) / ymax * HIST_H;
 
 		fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"%s\"/>\n",
@@ -121,8 +122,9 @@ static void draw_histogram(FILE *f, const struct report_data *d,
 	text(f, LEFT, HIST_TOP - 26, "start", "font-size=\"16\" font-weight=\"bold\"",
 	     d->o->bucket_ns ? "Latency histogram (linear buckets, log count scale)" :
 			       "Latency histogram (log2 buckets, log count scale)");
-	fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"%s\"/>\n",
-		LEFT, HIST_TOP, PLOT_W, HIST_H, C_AXIS);
+	fprintf(
+	    f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"%s\"/>\n",
+	    LEFT, HIST_TOP, PLOT_W, HIST_H, C_AXIS);
 	if (n <= 0) {
 		text(f, LEFT + PLOT_W / 2.0, HIST_TOP + HIST_H / 2.0, "middle", NULL,
 		     "no samples");
@@ -139,12 +141,15 @@ static void draw_histogram(FILE *f, const struct report_data *d,
 		bool over = hardlimit && b[i].high_ns > hardlimit + 1;
 
 		if (b[i].count > 0)
-			fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>\n",
+			fprintf(f,
+				"<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+				"fill=\"%s\"/>\n",
 				x + bw * 0.1, HIST_TOP + HIST_H - h, bw * 0.8, h,
 				over ? C_OVER : C_BAR);
 		if (b[i].count > 0 && bw >= 24) {
 			snprintf(buf, sizeof(buf), "%" PRIu64, b[i].count);
-			text(f, x + bw / 2, HIST_TOP + HIST_H - h - 4, "middle", "font-size=\"10\"", buf);
+			text(f, x + bw / 2, HIST_TOP + HIST_H - h - 4, "middle", "font-size=\"10\"",
+			     buf);
 		}
 		/* Label every bucket edge that fits. */
 		if (bw >= 40 || i % (int)ceil(40 / bw) == 0) {
@@ -168,8 +173,11 @@ static void draw_histogram(FILE *f, const struct report_data *d,
 
 		if (x < 0)
 			continue;
-		fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"%s\" " LIMIT_STROKE "/>\n",
-			x, HIST_TOP, x, HIST_TOP + HIST_H, l->color);
+		fprintf(
+		    f,
+		    "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"%s\" " LIMIT_STROKE
+		    "/>\n",
+		    x, HIST_TOP, x, HIST_TOP + HIST_H, l->color);
 		limit_label(f, l, x, HIST_TOP - 6, "middle");
 	}
 }
@@ -208,8 +216,9 @@ static void draw_timeline(FILE *f, const struct report_data *d,
 
 	text(f, LEFT, TIME_TOP - 14, "start", "font-size=\"16\" font-weight=\"bold\"",
 	     "Latency over time (largest per time bin, log scale)");
-	fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"%s\"/>\n",
-		LEFT, TIME_TOP, PLOT_W, TIME_H, C_AXIS);
+	fprintf(
+	    f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"%s\"/>\n",
+	    LEFT, TIME_TOP, PLOT_W, TIME_H, C_AXIS);
 	if (threshold && threshold < vmin)
 		vmin = threshold;
 	if (hardlimit && hardlimit > vmax)
@@ -257,8 +266,11 @@ static void draw_timeline(FILE *f, const struct report_data *d,
 		if (!l->ns)
 			continue;
 		y = time_y(lo, hi, l->ns);
-		fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"%s\" " LIMIT_STROKE "/>\n",
-			LEFT, y, LEFT + PLOT_W, y, l->color);
+		fprintf(
+		    f,
+		    "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"%s\" " LIMIT_STROKE
+		    "/>\n",
+		    LEFT, y, LEFT + PLOT_W, y, l->color);
 		limit_label(f, l, LEFT + PLOT_W + 6, y + 4, "start");
 	}
 	if (!tl->any)
@@ -275,9 +287,12 @@ static void draw_timeline(FILE *f, const struct report_data *d,
 		if (mid > t1)
 			mid = t1;
 		x = LEFT + (double)(mid - t0) / span * PLOT_W;
-		fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"><title>%s, %" PRIu64 " samples</title></circle>\n",
-			x, time_y(lo, hi, b->max_ns), hardlimit && b->max_ns > hardlimit ? C_OVER : C_BAR,
-			lat(b->max_ns, l1), b->count);
+		fprintf(f,
+			"<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"><title>%s, %" PRIu64
+			" samples</title></circle>\n",
+			x, time_y(lo, hi, b->max_ns),
+			hardlimit && b->max_ns > hardlimit ? C_OVER : C_BAR, lat(b->max_ns, l1),
+			b->count);
 	}
 }
 
@@ -293,7 +308,7 @@ static int write_svg(FILE *f, const struct report_data *d)
 	int n;
 
 	for (size_t i = 0; i < d->n_scans; i++) {
-		const struct scan *s = &d->scans[i];
+		const struct scan_record *s = &d->scans[i];
 		uint64_t th = s->has_summary ? s->threshold_ns : s->sample_threshold_ns;
 
 		if (!s->chosen)
@@ -319,10 +334,12 @@ static int write_svg(FILE *f, const struct report_data *d)
 	if (n < 0)
 		return n;
 
-	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-		   "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-		   "font-family=\"DejaVu Sans, Arial, Helvetica, sans-serif\">\n"
-		   "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
+	fprintf(f,
+		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 "
+		"0 %d %d\" "
+		"font-family=\"DejaVu Sans, Arial, Helvetica, sans-serif\">\n"
+		"<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
 		W, H, W, H);
 	if (d->all.n == 0) /* no max or p99 of nothing */
 		snprintf(buf, sizeof(buf), "hwlat report: %zu scan%s, 0 samples", n_scans,
@@ -337,7 +354,9 @@ static int write_svg(FILE *f, const struct report_data *d)
 		bool exceeded = d->all.max_ns > d->o->hardlimit_ns;
 
 		snprintf(buf, sizeof(buf), "%s: %s the hardlimit %s", exceeded ? "FAIL" : "PASS",
-			 exceeded ? "max exceeds" : d->all.n ? "max is within" : "no sample, nothing exceeds",
+			 exceeded   ? "max exceeds"
+			 : d->all.n ? "max is within"
+				    : "no sample, nothing exceeds",
 			 lat(d->o->hardlimit_ns, l1));
 		text(f, LEFT, 60, "start",
 		     exceeded ? "font-size=\"18\" font-weight=\"bold\" fill=\"" C_OVER "\"" :
@@ -360,7 +379,7 @@ static int write_svg(FILE *f, const struct report_data *d)
 	}
 
 	for (size_t i = 0, shown = 0; i < d->n_scans && shown < 4; i++) {
-		const struct scan *s = &d->scans[i];
+		const struct scan_record *s = &d->scans[i];
 
 		if (!s->chosen)
 			continue;
@@ -437,10 +456,12 @@ static int write_compare(FILE *f, const void *userdata)
 	mine[0] = ba;
 	mine[1] = bb;
 
-	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-		   "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-		   "font-family=\"DejaVu Sans, Arial, Helvetica, sans-serif\">\n"
-		   "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
+	fprintf(f,
+		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 "
+		"0 %d %d\" "
+		"font-family=\"DejaVu Sans, Arial, Helvetica, sans-serif\">\n"
+		"<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
 		W, HIST_TOP + HIST_H + 160, W, HIST_TOP + HIST_H + 160);
 	text(f, LEFT, 32, "start", "font-size=\"20\" font-weight=\"bold\"",
 	     "hwlat comparison: latency histograms of A and B overlaid");
@@ -460,8 +481,9 @@ static int write_compare(FILE *f, const void *userdata)
 			   "fill-opacity=\"0.5\"/>\n", LEFT, 46 + 20 * i, i ? C_B : C_A);
 		text(f, LEFT + 18, 57 + 20 * i, "start", style, buf);
 	}
-	fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"%s\"/>\n",
-		LEFT, HIST_TOP, PLOT_W, HIST_H, C_AXIS);
+	fprintf(
+	    f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"%s\"/>\n",
+	    LEFT, HIST_TOP, PLOT_W, HIST_H, C_AXIS);
 	if (nb <= 0) {
 		text(f, LEFT + PLOT_W / 2.0, HIST_TOP + HIST_H / 2.0, "middle", NULL, "no samples");
 		fputs("</svg>\n", f);
@@ -480,11 +502,13 @@ static int write_compare(FILE *f, const void *userdata)
 			double h = log10((double)c + 1) / ymax * HIST_H;
 
 			if (c > 0)
-				fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-					   "fill=\"%s\" fill-opacity=\"0.5\"><title>%s: %" PRIu64
-					   " samples from %s</title></rect>\n",
-					x + bw * 0.1, HIST_TOP + HIST_H - h, bw * 0.8, h, s ? C_B : C_A,
-					s ? "B" : "A", c, lat(both[i].low_ns, l1));
+				fprintf(
+				    f,
+				    "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+				    "fill=\"%s\" fill-opacity=\"0.5\"><title>%s: %" PRIu64
+				    " samples from %s</title></rect>\n",
+				    x + bw * 0.1, HIST_TOP + HIST_H - h, bw * 0.8, h, s ? C_B : C_A,
+				    s ? "B" : "A", c, lat(both[i].low_ns, l1));
 		}
 		if (bw >= 40 || i % (int)ceil(40 / bw) == 0)
 			text(f, x, HIST_TOP + HIST_H + 16, "middle", "font-size=\"10\"",

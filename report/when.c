@@ -93,7 +93,8 @@ static int parse_span(const char *s, uint64_t *ret_ns)
 			if (unit == 0)
 				return -EINVAL;
 		}
-		total += (unsigned __int128)whole * unit + (unsigned __int128)frac * unit / frac_div;
+		total +=
+		    (unsigned __int128)whole * unit + (unsigned __int128)frac * unit / frac_div;
 		if (total > UINT64_MAX)
 			return -ERANGE;
 		parts++;

@@ -71,7 +71,7 @@ typedef enum action {
 	ACTION_VERSION,
 } action;
 
-typedef struct options {
+typedef struct scan_options {
 	action action;
 	const char *config_path;
 	bool config_explicit;
@@ -86,7 +86,7 @@ typedef struct options {
 		const char *value;
 	} overrides[64];
 	size_t n_overrides;
-} options;
+} scan_options;
 
 typedef struct scan {
 	char scan_id[SD_ID128_STRING_MAX];
@@ -192,7 +192,7 @@ enum {
 	ARG_CHECK_CONFIG,
 };
 
-static int parse_argv(int argc, char *argv[], options *o)
+static int parse_argv(int argc, char *argv[], scan_options *o)
 {
 	static const struct option longopts[] = {
 		{ "duration", required_argument, NULL, ARG_DURATION },
@@ -287,7 +287,7 @@ static int parse_argv(int argc, char *argv[], options *o)
 	return 0;
 }
 
-static int load_config(const options *o, scan_config *c)
+static int load_config(const scan_options *o, scan_config *c)
 {
 	bool gates_replaced = false;
 	size_t i;
@@ -870,7 +870,7 @@ static int write_metrics(const char *path, const scan *s, const scan_summary *su
  * with tracer nothing is loaded; with auto a module that cannot be loaded
  * is no failure, the scan then uses the tracer.
  */
-static int action_load_module(const options *o, scan_backend backend)
+static int action_load_module(const scan_options *o, scan_backend backend)
 {
 	char mnt[4096];
 	bool loaded;
@@ -944,7 +944,7 @@ static int undo(cleanup *c)
 	return ret;
 }
 
-static int open_detector(const options *o, cleanup *c)
+static int open_detector(const scan_options *o, cleanup *c)
 {
 	char path[4096 + 32], mnt[4096];
 	bool interactive = !o->unit;
@@ -1041,7 +1041,7 @@ static int wanted_settings(const scan_config *cfg, const detector_settings *cur,
  * only; tell systemd how long this scan will take from now (it extends the
  * start timeout to at least that, NotifyAccess=main).
  */
-static void extend_start_timeout(const options *o, uint64_t duration_ns, uint64_t window_us)
+static void extend_start_timeout(const scan_options *o, uint64_t duration_ns, uint64_t window_us)
 {
 	uint64_t usec = (duration_ns + window_us * NSEC_PER_USEC + DRAIN_GRACE_NS +
 			 FINISH_MARGIN_NS) / NSEC_PER_USEC;
@@ -1167,7 +1167,7 @@ typedef struct machine_facts {
 	machine_identity ident;
 } machine_facts;
 
-static void summary_machine(const options *o, machine_facts *m, scan_summary *sum)
+static void summary_machine(const scan_options *o, machine_facts *m, scan_summary *sum)
 {
 	uname(&m->u);
 	platform_read(o->platform_root, &m->plat);
@@ -1185,7 +1185,7 @@ static void summary_machine(const options *o, machine_facts *m, scan_summary *su
  * summary entry, the printed summary, the fail_if conditions, the metrics
  * file and the exit status, whichever backend sampled.
  */
-static int finish_scan(const options *o, const scan_config *cfg, scan *s, scan_summary *sum,
+static int finish_scan(const scan_options *o, const scan_config *cfg, scan *s, scan_summary *sum,
 		       sample_end end, const smi_total *smi_total, FILE *export)
 {
 	int r, ret;
@@ -1231,7 +1231,7 @@ static int finish_scan(const options *o, const scan_config *cfg, scan *s, scan_s
  * A scan with the hwlat_detector module. c holds the opened detector
  * (open_detector()); it is restored and closed here.
  */
-static int run_module_scan(const options *o, const scan_config *cfg, int sig_fd, scan *s,
+static int run_module_scan(const scan_options *o, const scan_config *cfg, int sig_fd, scan *s,
 			   line_reader *lr, FILE *export, cleanup *cp)
 {
 	_cleanup_close_ int stream_fd = -1;
@@ -1484,7 +1484,7 @@ static int tracer_wanted(const scan_config *cfg, const tracer_state *cur, tracer
  * Opens tracefs, checks that the hwlat tracer exists and is free, takes
  * the lock and reads the state to restore. Returns 0 or an exit status.
  */
-static int open_tracer(const options *o, tracer *t, tracer_state *saved)
+static int open_tracer(const scan_options *o, tracer *t, tracer_state *saved)
 {
 	int r;
 
@@ -1526,7 +1526,7 @@ static int open_tracer(const options *o, tracer *t, tracer_state *saved)
  * module's with what the tracer cannot tell marked unavailable. The state
  * found is restored on every way out.
  */
-static int run_tracer_scan(const options *o, const scan_config *cfg, int sig_fd, scan *s,
+static int run_tracer_scan(const scan_options *o, const scan_config *cfg, int sig_fd, scan *s,
 			   line_reader *lr, FILE *export)
 {
 	_cleanup_close_ int pipe_fd = -1;
@@ -1655,7 +1655,7 @@ out:
 }
 
 /* Whether auto may fall back to the tracer: a fake detector, only to a fake tracefs. */
-static bool tracer_fallback_allowed(const options *o)
+static bool tracer_fallback_allowed(const scan_options *o)
 {
 	if (!o->detector_dir || o->tracefs_dir)
 		return true;
@@ -1664,7 +1664,7 @@ static bool tracer_fallback_allowed(const options *o)
 	return false;
 }
 
-static int run_scan(const options *o, const scan_config *cfg, int sig_fd)
+static int run_scan(const scan_options *o, const scan_config *cfg, int sig_fd)
 {
 	_cleanup_fclose_ FILE *export = NULL;
 	_cleanup_free_ scan *s = NULL;
@@ -1717,7 +1717,7 @@ static int run_scan(const options *o, const scan_config *cfg, int sig_fd)
 }
 
 /* The backend of the configuration; module when it does not load (the scan says why). */
-static scan_backend configured_backend(const options *o)
+static scan_backend configured_backend(const scan_options *o)
 {
 	_cleanup_free_ scan_config *cfg = malloc(sizeof(*cfg));
 
@@ -1749,7 +1749,7 @@ int main(int argc, char *argv[])
 {
 	_cleanup_close_ int sig_fd = -1;
 	_cleanup_free_ scan_config *cfg = NULL;
-	options o = {};
+	scan_options o = {};
 
 	log_set_program("hwlat-scan");
 	/* A closed stdout or stderr is an EPIPE error, never a killed scan. */

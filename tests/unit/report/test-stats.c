@@ -71,7 +71,7 @@ static void check_distribution(const char *name, uint64_t (*gen)(void), size_t n
 {
 	uint64_t *v = malloc(n * sizeof(*v));
 	static const double ps[] = { 1, 25, 50, 90, 99, 99.9, 99.99 };
-	struct hwlat_sample x = { 0 };
+	struct sample_entry x = { 0 };
 	struct stats s;
 	unsigned __int128 sum = 0;
 	double worst = 0;
@@ -138,7 +138,7 @@ static uint64_t gen_cluster(void)
 static void check_merge(void)
 {
 	struct stats all, a, b;
-	struct hwlat_sample x = { 0 };
+	struct sample_entry x = { 0 };
 	int good = 1;
 
 	stats_init(&all, 1000, 500);
@@ -195,7 +195,7 @@ static void check_merge(void)
 
 int main(void)
 {
-	struct hwlat_sample x = { 0 };
+	struct sample_entry x = { 0 };
 	struct stats s;
 	struct bucket *b = NULL;
 	uint64_t want_log2[64] = { 0 }, want_lin[200] = { 0 };
