@@ -25,6 +25,7 @@
 #include "detector.h"
 #include "gate.h"
 #include "hwlat-journal.h"
+#include "hwlat_abi.h"
 #include "journal-entry.h"
 #include "locked-settings.h"
 #include "module.h"
@@ -1453,9 +1454,10 @@ static int tracer_wanted(const scan_config *cfg, const tracer_state *cur, tracer
 				"(hwlat_detector/mode: Linux 5.14 and later)");
 			return EXIT_USAGE;
 		}
-		if (strcmp(cfg->mode, "stop-machine") == 0) {
-			log_msg("invalid mode 'stop-machine' for backend tracer: the kernel's hwlat "
-				"tracer has none, round-robin and per-cpu");
+		if (strcmp(cfg->mode, HWLAT_MODE_STOP_MACHINE_NAME) == 0) {
+			log_msg("invalid mode '%s' for backend tracer: the kernel's hwlat tracer has "
+				"%s, %s and %s", cfg->mode, HWLAT_MODE_NONE_NAME,
+				HWLAT_MODE_ROUND_ROBIN_NAME, HWLAT_MODE_PER_CPU_NAME);
 			return EXIT_USAGE;
 		}
 		snprintf(want->mode, sizeof(want->mode), "%s", cfg->mode);

@@ -22,16 +22,7 @@
 #define CONFIG_DROPIN_SUFFIX ".d"
 #define CONFIG_DEFAULT_DURATION_NS (120 * NSEC_PER_SEC)
 
-/* The module's bounds (docs/interfaces.md, src/). */
-#define CONFIG_MAX_WIDTH_NS NSEC_PER_SEC
-#define CONFIG_MAX_THRESHOLD_NS NSEC_PER_SEC
-#define CONFIG_MAX_WINDOW_NS (600 * NSEC_PER_SEC)
-#define CONFIG_MIN_IDLE_NS NSEC_PER_MSEC /* window - width */
-#define CONFIG_MAX_WIDTH_PERCENT 95
-/* Per mode, unless the module was loaded with allow_high_duty=1. */
-#define CONFIG_PER_CPU_MAX_WIDTH_PERCENT 50
-#define CONFIG_STOP_MACHINE_MAX_WIDTH_NS (10 * NSEC_PER_MSEC)
-#define CONFIG_STOP_MACHINE_MAX_WIDTH_PERCENT 10
+/* The scan's own bound (366 days); the module's are in src/hwlat_abi.h. */
 #define CONFIG_MAX_DURATION_NS (366 * 86400 * NSEC_PER_SEC)
 
 /* Who samples (issue 15): our module, the kernel's hwlat tracer, or either. */

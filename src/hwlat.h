@@ -19,28 +19,14 @@
 #include <linux/time64.h>
 #include <linux/types.h>
 
+#include "hwlat_abi.h"
+
 #define HWLAT_NAME "hwlat_detector"
 
 #ifndef HWLAT_VERSION
 #define HWLAT_VERSION "unreleased"
 #endif
 
-/* Defaults, in microseconds (the 2009 module's values). */
-#define HWLAT_DEFAULT_THRESHOLD_US	10ULL
-#define HWLAT_DEFAULT_WIDTH_US		500000ULL
-#define HWLAT_DEFAULT_WINDOW_US		1000000ULL
-
-/* Safety bounds, in microseconds; docs/design.md explains them. */
-#define HWLAT_MIN_WIDTH_US		1ULL
-#define HWLAT_MAX_WIDTH_US		1000000ULL
-#define HWLAT_MAX_WINDOW_US		600000000ULL
-#define HWLAT_MIN_SLEEP_US		1000ULL
-#define HWLAT_MAX_DUTY_PERCENT		95ULL
-/* per-cpu mode keeps every CPU busy at once: half of each CPU's time. */
-#define HWLAT_PER_CPU_MAX_DUTY_PERCENT	50ULL
-/* stop-machine freezes the whole machine: short and rare. */
-#define HWLAT_STOP_MACHINE_MAX_WIDTH_US	10000ULL
-#define HWLAT_STOP_MACHINE_MAX_DUTY_PERCENT 10ULL
 /*
  * A clock that has not moved for this long (by the TSC) or for this many
  * reads in a row has stopped: the width gives up. Far longer than any
@@ -48,22 +34,12 @@
  */
 #define HWLAT_STILL_MS			50U
 #define HWLAT_STILL_READS		BIT(22)
-#define HWLAT_MIN_THRESHOLD_US		1ULL
-#define HWLAT_MAX_THRESHOLD_US		1000000ULL
 
 /* Longest number a value file accepts, without the newline. */
 #define HWLAT_MAX_NUMBER_LEN		31
 
 /* Samples each ring holds. */
 #define HWLAT_RING_SIZE			4096
-
-enum hwlat_mode {
-	HWLAT_MODE_NONE,
-	HWLAT_MODE_ROUND_ROBIN,
-	HWLAT_MODE_PER_CPU,
-	HWLAT_MODE_STOP_MACHINE,
-	HWLAT_MODE_NR,
-};
 
 /* One reported window. */
 struct hwlat_sample {

@@ -19,12 +19,7 @@
 
 #include "hwlat.h"
 
-const char * const hwlat_mode_names[HWLAT_MODE_NR] = {
-	[HWLAT_MODE_NONE] = "none",
-	[HWLAT_MODE_ROUND_ROBIN] = "round-robin",
-	[HWLAT_MODE_PER_CPU] = "per-cpu",
-	[HWLAT_MODE_STOP_MACHINE] = "stop-machine",
-};
+const char * const hwlat_mode_names[HWLAT_MODE_NR] = HWLAT_MODE_NAMES;
 
 /*
  * Module parameters: the 2009 names first, then the newer settings. They
@@ -126,7 +121,8 @@ module_param_cb(enabled, &hwlat_enabled_ops, &enabled, 0444);
 MODULE_PARM_DESC(enabled, "start sampling at load time (0 or 1)");
 
 module_param_cb(threshold, &hwlat_int_us_ops, &threshold, 0444);
-MODULE_PARM_DESC(threshold, "latency threshold in us (0 = default 10)");
+MODULE_PARM_DESC(threshold, "latency threshold in us (0 = default "
+		 __stringify(HWLAT_DEFAULT_THRESHOLD_US_NUM) ")");
 
 module_param_named(debug, hwlat_debug, int, 0444);
 MODULE_PARM_DESC(debug, "log every reported window (rate limited)");
@@ -138,13 +134,22 @@ module_param_cb(window, &hwlat_ulong_us_ops, &window, 0444);
 MODULE_PARM_DESC(window, "sampling period, us");
 
 module_param_cb(mode, &hwlat_mode_ops, &mode, 0444);
-MODULE_PARM_DESC(mode, "none, round-robin (default), per-cpu or stop-machine");
+MODULE_PARM_DESC(mode, HWLAT_MODE_NONE_NAME ", " HWLAT_MODE_ROUND_ROBIN_NAME
+		 " (default), " HWLAT_MODE_PER_CPU_NAME " or "
+		 HWLAT_MODE_STOP_MACHINE_NAME);
 
 module_param_cb(cpus, &hwlat_cpus_ops, &cpus, 0444);
 MODULE_PARM_DESC(cpus, "cpulist the samplers may use (default: the CPUs not in nohz_full= or isolcpus=)");
 
 module_param(allow_high_duty, bool, 0444);
-MODULE_PARM_DESC(allow_high_duty, "lift the per-cpu (duty 50%) and stop-machine (width 10 ms, duty 10%) bounds to width 1 s, duty 95% (test labs, not production)");
+MODULE_PARM_DESC(allow_high_duty, "lift the " HWLAT_MODE_PER_CPU_NAME " (duty "
+		 __stringify(HWLAT_PER_CPU_MAX_DUTY_PERCENT_NUM) "%) and "
+		 HWLAT_MODE_STOP_MACHINE_NAME " (width "
+		 __stringify(HWLAT_STOP_MACHINE_MAX_WIDTH_MS_NUM) " ms, duty "
+		 __stringify(HWLAT_STOP_MACHINE_MAX_DUTY_PERCENT_NUM)
+		 "%) bounds to width " __stringify(HWLAT_MAX_WIDTH_S_NUM)
+		 " s, duty " __stringify(HWLAT_MAX_DUTY_PERCENT_NUM)
+		 "% (test labs, not production)");
 
 /*
  * hwlat_lock serialises every change of settings and of the enabled state.
@@ -205,13 +210,19 @@ const char *hwlat_check_mode(enum hwlat_mode m, u64 wid, u64 win)
 		return NULL;
 	if (m == HWLAT_MODE_PER_CPU &&
 	    wid * 100 > win * HWLAT_PER_CPU_MAX_DUTY_PERCENT)
-		return "per-cpu mode: width at most 50% of window (allow_high_duty lifts it)";
+		return HWLAT_MODE_PER_CPU_NAME " mode: width at most "
+		       __stringify(HWLAT_PER_CPU_MAX_DUTY_PERCENT_NUM)
+		       "% of window (allow_high_duty lifts it)";
 	if (m == HWLAT_MODE_STOP_MACHINE &&
 	    wid > HWLAT_STOP_MACHINE_MAX_WIDTH_US)
-		return "stop-machine mode: width at most 10000 us (allow_high_duty lifts it)";
+		return HWLAT_MODE_STOP_MACHINE_NAME " mode: width at most "
+		       __stringify(HWLAT_STOP_MACHINE_MAX_WIDTH_US_NUM)
+		       " us (allow_high_duty lifts it)";
 	if (m == HWLAT_MODE_STOP_MACHINE &&
 	    wid * 100 > win * HWLAT_STOP_MACHINE_MAX_DUTY_PERCENT)
-		return "stop-machine mode: width at most 10% of window (allow_high_duty lifts it)";
+		return HWLAT_MODE_STOP_MACHINE_NAME " mode: width at most "
+		       __stringify(HWLAT_STOP_MACHINE_MAX_DUTY_PERCENT_NUM)
+		       "% of window (allow_high_duty lifts it)";
 	return NULL;
 }
 
@@ -236,21 +247,31 @@ static const char *hwlat_check(enum hwlat_mode m, u64 thresh, u64 wid,
 			       u64 win)
 {
 	if (thresh < HWLAT_MIN_THRESHOLD_US)
-		return "threshold must be at least 1 us";
+		return "threshold must be at least "
+		       __stringify(HWLAT_MIN_THRESHOLD_US_NUM) " us";
 	if (thresh > HWLAT_MAX_THRESHOLD_US)
-		return "threshold must be at most 1000000 us";
+		return "threshold must be at most "
+		       __stringify(HWLAT_MAX_THRESHOLD_US_NUM) " us";
 	if (wid < HWLAT_MIN_WIDTH_US)
-		return "width must be at least 1 us";
+		return "width must be at least "
+		       __stringify(HWLAT_MIN_WIDTH_US_NUM) " us";
 	if (wid > HWLAT_MAX_WIDTH_US)
-		return "width must be at most 1000000 us (interrupts off for 1 s)";
+		return "width must be at most "
+		       __stringify(HWLAT_MAX_WIDTH_US_NUM)
+		       " us (interrupts off for "
+		       __stringify(HWLAT_MAX_WIDTH_S_NUM) " s)";
 	if (win > HWLAT_MAX_WINDOW_US)
-		return "window must be at most 600000000 us (10 minutes)";
+		return "window must be at most "
+		       __stringify(HWLAT_MAX_WINDOW_US_NUM) " us ("
+		       __stringify(HWLAT_MAX_WINDOW_MIN_NUM) " minutes)";
 	if (wid >= win)
 		return "width must be less than window";
 	if (win - wid < HWLAT_MIN_SLEEP_US)
-		return "window must exceed width by at least 1000 us";
+		return "window must exceed width by at least "
+		       __stringify(HWLAT_MIN_SLEEP_US_NUM) " us";
 	if (wid * 100 > win * HWLAT_MAX_DUTY_PERCENT)
-		return "width must be at most 95% of window";
+		return "width must be at most "
+		       __stringify(HWLAT_MAX_DUTY_PERCENT_NUM) "% of window";
 	return hwlat_check_mode(m, wid, win);
 }
 
@@ -551,7 +572,7 @@ static int __init hwlat_apply_params(void)
 		return -EINVAL;
 	}
 	if (mode && hwlat_parse_mode(mode, &hwlat_mode)) {
-		pr_err("invalid parameter mode=%s: must be none, round-robin, per-cpu or stop-machine\n",
+		pr_err("invalid parameter mode=%s: must be " HWLAT_MODE_LIST "\n",
 		       mode);
 		return -EINVAL;
 	}
@@ -579,7 +600,11 @@ static int __init hwlat_apply_params(void)
 		}
 	}
 	if (allow_high_duty)
-		pr_warn("allow_high_duty=1: per-cpu and stop-machine may use widths up to 1 s and 95%% of every window\n");
+		pr_warn("allow_high_duty=1: " HWLAT_MODE_PER_CPU_NAME " and "
+			HWLAT_MODE_STOP_MACHINE_NAME " may use widths up to "
+			__stringify(HWLAT_MAX_WIDTH_S_NUM) " s and "
+			__stringify(HWLAT_MAX_DUTY_PERCENT_NUM)
+			"%% of every window\n");
 	return 0;
 }
 

@@ -23,6 +23,13 @@ trap 'rm -rf "$tmp"' EXIT
 # shellcheck source=tests/unit/scan/tap.sh
 . "$(dirname "$0")/tap.sh"
 
+# Every config key, as the key table prints them (--check-config names each
+# key, set or not): the man page and the config file must document each.
+: >"$tmp/empty.conf"
+mapfile -t keys < <("$scan" --check-config --config "$tmp/empty.conf" | sed -n 's/^# \([a-z_]*\): .*/\1/p')
+if [ "${#keys[@]}" -ge 10 ]; then r=0; else r=1; fi
+ok $r "--check-config names the config keys (${#keys[@]}: ${keys[*]})"
+
 sed "s|@sbindir@|$(dirname "$scan")|g" "$svc/hwlat-scan.service.in" >"$tmp/hwlat-scan.service"
 cp "$svc/hwlat-scan.timer" "$tmp/"
 
@@ -69,7 +76,7 @@ missing=""
 for opt in $("$scan" --help | grep -oE -- '--[a-z-]+' | sort -u) --detector-dir --journal-export; do
 	grep -q -- "$opt" <<<"$text" || missing="$missing $opt"
 done
-for key in duration threshold width window mode cpus hardlimit fail_if; do
+for key in "${keys[@]}"; do
 	grep -qw -- "$key" <<<"$text" || missing="$missing key:$key"
 done
 for st in 0 1 2 3 4 5 6; do
@@ -81,7 +88,7 @@ ok $r "man page documents every option, key and exit status" "missing:$missing"
 # Config file: every key documented, none active, and it parses as is.
 conf=$svc/hwlat-scan.conf
 missing=""
-for key in duration threshold width window mode cpus hardlimit fail_if; do
+for key in "${keys[@]}"; do
 	grep -qE "^#$key = " "$conf" || missing="$missing $key"
 done
 if [ -z "$missing" ] && ! grep -qvE '^(#.*)?$' "$conf"; then r=0; else r=1; fi
