@@ -159,7 +159,7 @@ static int parse_backend(const config_key_def *k, scan_config *c, const char *va
 
 	if (i < 0)
 		return i;
-	*(scan_backend *)dest(k, c) = (scan_backend)i;
+	*(backend_kind *)dest(k, c) = (backend_kind)i;
 	return 0;
 }
 
@@ -300,7 +300,7 @@ static const config_key_def keys[_CONFIG_KEY_MAX] = {
 			     .unset = "the hwlat_detector module samples (backend = module)" },
 };
 
-const char *backend_name(scan_backend b)
+const char *backend_name(backend_kind b)
 {
 	return (size_t)b < ELEMENTSOF(backend_names) - 1 ? backend_names[b] : "unknown";
 }

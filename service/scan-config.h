@@ -26,14 +26,14 @@
 #define CONFIG_MAX_DURATION_NS (366 * 86400 * NSEC_PER_SEC)
 
 /* Who samples (issue 15): our module, the kernel's hwlat tracer, or either. */
-typedef enum scan_backend {
+typedef enum backend_kind {
 	BACKEND_MODULE,
 	BACKEND_TRACER,
 	BACKEND_AUTO,
-} scan_backend;
+} backend_kind;
 
 /* "module", "tracer", "auto". */
-const char *backend_name(scan_backend b);
+const char *backend_name(backend_kind b);
 
 typedef enum config_key {
 	CONFIG_DURATION,
@@ -59,7 +59,7 @@ typedef struct scan_config {
 	char cpus[4096]; /* canonical cpulist */
 	struct gate_list gates; /* fail_if: conditions that fail the scan */
 	char openmetrics_file[4096]; /* absolute path; "" when not set */
-	scan_backend backend; /* BACKEND_MODULE unless set */
+	backend_kind backend; /* BACKEND_MODULE unless set */
 	bool set[_CONFIG_KEY_MAX];
 	/* Where each set key came from: "command line" or "FILE:LINE". */
 	char origin[_CONFIG_KEY_MAX][4096 + 16];

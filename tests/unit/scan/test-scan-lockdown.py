@@ -18,7 +18,10 @@ of test-scan.py and a fake /sys/module (HWLAT_SYS_MODULE), and proves that:
   settings that differ give exit 7, HWLAT_SETTINGS_NOT_APPLIED naming each,
   and the modprobe.d line; a module loaded with enabled=0 gives exit 4 with
   that line and no summary; on a terminal such a scan's progress line is
-  cleared when it ends.
+  cleared when it ends;
+- a locked scan whose stream has already ended, or cannot be read, when it
+  reads away what was buffered before it does not start: it says so once
+  and fails (exit 5, status failed, duration 0).
 
 TAP output; exit status 1 when any check failed.
 """
@@ -326,12 +329,60 @@ def test_locked(tmp):
        f"refused setting files and no parameters: exit 4 saying so, no summary (got {rc})", err)
 
 
+def locked_start_fails(tmp, name, stream):
+    """A locked scan whose stream, read before it starts, is `stream`:
+    "ended" (a regular file: its lines, then EOF) or "unreadable" (a
+    directory: read() fails). Returns (exit status, stderr, summaries)."""
+    sub = os.path.join(tmp, name)
+    os.mkdir(sub)
+    d = fake.make_fake(sub)
+    os.chmod(sub, 0o755)
+    os.unlink(os.path.join(d, "stream"))
+    if stream == "ended":
+        with open(os.path.join(d, "stream"), "w") as f:
+            f.write(fake.line(100, 0, 1700000000, 100, 30000, 0, 1, 0, 0, 0))
+    else:
+        os.mkdir(os.path.join(d, "stream"))
+    for f in SETTINGS:
+        os.chmod(os.path.join(d, f), 0)
+    env = {"HWLAT_SYS_MODULE": fake_sys_module(sub, **PARAMS)}
+    export = os.path.join(sub, "export.txt")
+    r = subprocess.run(locked_wrapper() + [fake.SCAN] + fake.NO_CONFIG + [
+        "--detector-dir", d, "--journal-export", export, "--duration", "2"],
+        capture_output=True, text=True, env=fake.scan_env(env), timeout=30)
+    return r.returncode, r.stderr, summaries(export)
+
+
+def test_locked_start(tmp):
+    """The windows buffered before a locked scan must be read to their end
+    before it starts: a stream that has already ended, or cannot be read,
+    leaves no way to tell the scan's windows from earlier ones."""
+    if locked_wrapper() is None:
+        ok(True, "locked start # SKIP no user namespace to make a 0000 file refuse root")
+        return
+    rc, err, sm = locked_start_fails(tmp, "start-ended", "ended")
+    s = sm[0] if len(sm) == 1 else {}
+    ok(rc == 5 and "the detector's stream ended before the scan started: was it disabled by "
+       "someone else?\nhwlat-scan: the scan could not start\n" in err and
+       "before the scan did" not in err and s.get("HWLAT_STATUS") == "failed" and
+       s.get("HWLAT_DURATION_NS") == "0" and s.get("HWLAT_SAMPLES") == "0",
+       f"a stream that ended before a locked scan started: the scan does not start, exit 5, "
+       f"status failed, duration 0 (got {rc})", [err, sm])
+    rc, err, sm = locked_start_fails(tmp, "start-unreadable", "unreadable")
+    s = sm[0] if len(sm) == 1 else {}
+    ok(rc == 5 and err.count("cannot read the detector's stream: Is a directory\n") == 1 and
+       "hwlat-scan: the scan could not start\n" in err and s.get("HWLAT_STATUS") == "failed" and
+       s.get("HWLAT_DURATION_NS") == "0" and s.get("HWLAT_SAMPLES") == "0",
+       f"a stream that cannot be read before a locked scan starts: said once, the scan does "
+       f"not start, exit 5, status failed, duration 0 (got {rc})", [err, sm])
+
+
 def main():
     if not os.access(fake.SCAN, os.X_OK):
         print(f"Bail out! {fake.SCAN} is not built")
         return 1
     import scan_tap  # the counts of ok (test-scan.py imports it)
-    return scan_tap.run((test_mode_bounds, test_locked))
+    return scan_tap.run((test_mode_bounds, test_locked, test_locked_start))
 
 
 if __name__ == "__main__":

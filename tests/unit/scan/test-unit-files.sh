@@ -6,7 +6,8 @@
 # that it keeps the settings the design depends on (oneshot, bounded
 # timeout, privileged module helpers, no journald rate limit, no [Install]),
 # that the man page renders without warnings and documents every option and
-# exit status, and that the config file documents every key, commented out.
+# exit status, and that the config file documents every key, commented out,
+# and says what an unset cpus means.
 # TAP output.
 set -euo pipefail
 
@@ -93,6 +94,15 @@ for key in "${keys[@]}"; do
 done
 if [ -z "$missing" ] && ! grep -qvE '^(#.*)?$' "$conf"; then r=0; else r=1; fi
 ok $r "config file documents every key, all commented out" "missing:$missing"
+# The default CPU list is the housekeeping CPUs (the module leaves out
+# nohz_full= and isolcpus= CPUs), not every online CPU.
+cpus_doc=$(sed -n '/^# CPUs the samplers may use/,/^#cpus = /p' "$conf")
+if grep -q 'nohz_full= or isolcpus=' <<<"$cpus_doc" && ! grep -qi 'all online' <<<"$cpus_doc"; then
+	r=0
+else
+	r=1
+fi
+ok $r "config file: the default cpus are the housekeeping CPUs, not all online ones" "$cpus_doc"
 # Uncommented, the documented examples are a valid configuration.
 sed -n 's/^#\([a-z_]* = .*\)$/\1/p' "$conf" >"$tmp/active.conf"
 mkdir "$tmp/det"
