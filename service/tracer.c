@@ -346,18 +346,15 @@ static int parse_lost(const char *line, uint64_t *ret_lost)
 	return TRACER_LINE_LOST;
 }
 
-int tracer_parse_line(const char *line, hwlat_sample *ret, uint64_t *ret_lost)
+/*
+ * The sequence number right before the marker m ("#<seq>", padded) and the
+ * CPU in the brackets before it ("[<cpu>]").
+ */
+static int parse_seq_cpu(const char *line, const char *m, uint64_t *seq, uint64_t *cpu)
 {
-	static const char marker[] = " inner/outer(us):";
-	const char *m = strstr(line, marker), *p, *hash = NULL, *lb = NULL;
-	uint64_t seq, cpu, inner, outer, sec, nsec, count, v;
-	hwlat_sample s = {};
+	const char *p, *hash = NULL, *lb = NULL;
 	int r;
 
-	if (!m)
-		return parse_lost(line, ret_lost);
-
-	/* "#<seq>" right before the marker (padded), "[<cpu>]" before that. */
 	for (p = m; p > line; p--)
 		if (p[-1] == '#') {
 			hash = p - 1;
@@ -371,7 +368,7 @@ int tracer_parse_line(const char *line, hwlat_sample *ret, uint64_t *ret_lost)
 			break;
 		}
 	p = hash + 1;
-	if (parse_digits(&p, &seq) < 0)
+	if (parse_digits(&p, seq) < 0)
 		return -EINVAL;
 	while (*p == ' ')
 		p++;
@@ -380,10 +377,57 @@ int tracer_parse_line(const char *line, hwlat_sample *ret, uint64_t *ret_lost)
 	if (!lb)
 		return -EINVAL;
 	p = lb;
-	r = parse_digits(&p, &cpu);
-	if (r < 0 || *p != ']' || cpu >= HWLAT_MAX_CPUS)
+	r = parse_digits(&p, cpu);
+	if (r < 0 || *p != ']' || *cpu >= HWLAT_MAX_CPUS)
 		return r < 0 ? r : -EINVAL;
+	return 0;
+}
 
+/* The nanoseconds of a timestamp: exactly 9 digits. */
+static int parse_nsec(const char **p, uint64_t *ret)
+{
+	const char *n0 = *p;
+	int r = parse_digits(p, ret);
+
+	if (r < 0)
+		return r;
+	return *p - n0 != 9 ? -EINVAL : 0;
+}
+
+/* The NMI fields, where the line has them: " nmi-total:<us> nmi-count:<n>". */
+static int parse_nmi(const char **p, hwlat_sample *s)
+{
+	uint64_t v;
+	int r;
+
+	if (take_word(p, " nmi-total:", false)) {
+		if ((r = parse_digits(p, &v)) < 0 || (r = us_to_ns(v, &s->nmi_ns)) < 0)
+			return r;
+		if (!take_word(p, " nmi-count:", false))
+			return -EINVAL;
+		return parse_digits(p, &s->nmi_count);
+	}
+	if (take_word(p, " nmi-count:", false)) {
+		/* A kernel with a generic sched_clock gives no NMI time. */
+		s->nmi_ns_unavailable = true;
+		return parse_digits(p, &s->nmi_count);
+	}
+	return 0;
+}
+
+int tracer_parse_line(const char *line, hwlat_sample *ret, uint64_t *ret_lost)
+{
+	static const char marker[] = " inner/outer(us):";
+	const char *m = strstr(line, marker), *p;
+	uint64_t seq, cpu, inner, outer, sec, nsec, count;
+	hwlat_sample s = {};
+	int r;
+
+	if (!m)
+		return parse_lost(line, ret_lost);
+	r = parse_seq_cpu(line, m, &seq, &cpu);
+	if (r < 0)
+		return r;
 	p = m + sizeof(marker) - 1;
 	while (*p == ' ')
 		p++;
@@ -393,17 +437,10 @@ int tracer_parse_line(const char *line, hwlat_sample *ret, uint64_t *ret_lost)
 		return r < 0 ? r : -EINVAL;
 	if (!take_word(&p, "ts:", true) || (r = parse_digits(&p, &sec)) < 0)
 		return r < 0 ? r : -EINVAL;
-	{
-		const char *n0;
-
-		if (!take_word(&p, ".", false))
-			return -EINVAL;
-		n0 = p;
-		if ((r = parse_digits(&p, &nsec)) < 0)
-			return r;
-		if (p - n0 != 9)
-			return -EINVAL;
-	}
+	if (!take_word(&p, ".", false))
+		return -EINVAL;
+	if ((r = parse_nsec(&p, &nsec)) < 0)
+		return r;
 	if (!take_word(&p, " count:", false) || (r = parse_digits(&p, &count)) < 0)
 		return r < 0 ? r : -EINVAL;
 	if (sec > (UINT64_MAX - nsec) / 1000000000)
@@ -415,19 +452,8 @@ int tracer_parse_line(const char *line, hwlat_sample *ret, uint64_t *ret_lost)
 	s.count = count;
 	if ((r = us_to_ns(inner, &s.inner_ns)) < 0 || (r = us_to_ns(outer, &s.outer_ns)) < 0)
 		return r;
-	if (take_word(&p, " nmi-total:", false)) {
-		if ((r = parse_digits(&p, &v)) < 0 || (r = us_to_ns(v, &s.nmi_ns)) < 0)
-			return r;
-		if (!take_word(&p, " nmi-count:", false))
-			return -EINVAL;
-		if ((r = parse_digits(&p, &s.nmi_count)) < 0)
-			return r;
-	} else if (take_word(&p, " nmi-count:", false)) {
-		/* A kernel with a generic sched_clock gives no NMI time. */
-		if ((r = parse_digits(&p, &s.nmi_count)) < 0)
-			return r;
-		s.nmi_ns_unavailable = true;
-	}
+	if ((r = parse_nmi(&p, &s)) < 0)
+		return r;
 	while (*p == ' ')
 		p++;
 	if (*p || seq == 0)
