@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* --csv: one row per sample; see csv.h. */
+/* --csv: one row per sample; see csv.h. The CSV emitter (emit.h). */
 #include <errno.h>
 #include <inttypes.h>
 
 #include "csv.h"
+#include "emit.h"
 #include "escape.h"
 #include "hwlat-journal.h"
+#include "log.h"
 
 /* Host names may hold anything: quoted, quotes doubled, control characters
  * and bytes that are not UTF-8 replaced (escape.h). */
@@ -57,3 +59,27 @@ int csv_row(FILE *f, const struct sample_entry *x, bool header)
 	fprintf(f, ",%" PRIu64 "\n", x->threshold_ns);
 	return write_status(f);
 }
+
+/* The rows are written as the journal is read; the header alone for none. */
+static void csv_prepare(struct report_data *d)
+{
+	d->csv = stdout;
+}
+
+static int csv_emit(struct report_data *d, struct report_verdict *v)
+{
+	int r = 0;
+
+	(void)v;
+	if (d->csv_rows == 0)
+		r = csv_header(stdout);
+	if (r >= 0 && fflush(stdout) != 0)
+		r = errno > 0 ? -errno : -EIO;
+	if (r >= 0 && ferror(stdout))
+		r = -EIO;
+	if (r < 0)
+		log_error_errno(r, "cannot write the output");
+	return r;
+}
+
+const struct emitter csv_emitter = { csv_prepare, csv_emit };

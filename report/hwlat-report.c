@@ -5,30 +5,27 @@
  * error, 3 no hwlat entries match the selection (or it holds no data for
  * --fail-if), 4 the journal could not be read or the output not written,
  * 6 a --fail-if condition holds.
+ *
+ * A run selects the entries (select.c), reads them (select.c, collect.c),
+ * collects the scans and statistics (collect.c) and hands the result to
+ * the emitter of its output (emit.h); main() alone turns the result into
+ * an exit status.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
-#include <unistd.h>
-
-#include <systemd/sd-journal.h>
 
 #include "boots.h"
 #include "collect.h"
 #include "compare.h"
-#include "csv.h"
-#include "gates.h"
+#include "emit.h"
+#include "files.h"
 #include "list-scans.h"
 #include "log.h"
-#include "metrics.h"
+#include "options.h"
 #include "output.h"
-#include "print.h"
 #include "select.h"
-#include "svg.h"
-#include "when.h"
 
 #define EXIT_HARDLIMIT 1
 #define EXIT_USAGE 2
@@ -36,98 +33,12 @@
 #define EXIT_ERROR 4
 #define EXIT_FAIL_IF 6
 
-#ifndef PACKAGE_VERSION
-#define PACKAGE_VERSION "unknown"
-#endif
-
-/* The largest --bucket-size: 1000 s. */
-#define MAX_BUCKET_NS (1000ULL * NSEC_PER_SEC)
-
-static void help(void)
-{
-	printf("Usage: hwlat-report [OPTION...]\n"
-	       "Report the hardware latency samples hwlat-scan wrote to the journal.\n\n"
-	       "Journal:\n"
-	       "  -D, --directory=DIR     read the journal files in DIR\n"
-	       "      --file=FILE         read journal FILE (repeatable)\n"
-	       "Selection (default: the newest scan):\n"
-	       "      --scan=ID           the scan with this ID (HWLAT_SCAN_ID)\n"
-	       "  -a, --all               every scan\n"
-	       "  -b, --boot[=ID|OFFSET]  scans of this boot (default: the newest boot);\n"
-	       "                          0 newest, -1 the one before, 1 the oldest\n"
-	       "  -S, --since=TIME        samples at or after TIME (implies all scans)\n"
-	       "  -U, --until=TIME        samples at or before TIME (implies all scans)\n"
-	       "  -c, --cpu=LIST          samples of these CPUs (\"0-3,6\")\n"
-	       "      --by=KEY            group statistics by cpu, scan, boot, host,\n"
-	       "                          firmware (BIOS vendor, version, date) or\n"
-	       "                          product (system vendor and product)\n"
-	       "      --list-scans        list the scans (id, host, boot, start, duration,\n"
-	       "                          status, max), one per line\n"
-	       "      --compare A B       compare two selections and test whether they\n"
-	       "                          differ by more than chance; A and B are terms\n"
-	       "                          joined by commas: scan:ID, boot:ID|OFFSET,\n"
-	       "                          host:NAME, firmware:VERSION, product:NAME,\n"
-	       "                          since:TIME, until:TIME, cpu:LIST\n"
-	       "Output:\n"
-	       "  -H, --histogram         print histograms\n"
-	       "      --bucket-size=SPAN  linear buckets of SPAN (default unit us)\n"
-	       "                          instead of log2 buckets (implies -H)\n"
-	       "      --entries=N         at most N linear buckets (default 100), then\n"
-	       "                          one overflow bucket (needs --bucket-size)\n"
-	       "      --percentiles=LIST  the percentiles to print (default 50,90,99,99.9)\n"
-	       "  -j, --json              one JSON document\n"
-	       "      --csv               the raw samples as CSV\n"
-	       "      --openmetrics       the figures as a Prometheus text file (what\n"
-	       "                          hwlat-scan's openmetrics_file holds)\n"
-	       "      --svg=FILE          also write an SVG with histogram and timeline\n"
-	       "      --hardlimit=SPAN    fail (exit 1) when a latency exceeds SPAN\n"
-	       "                          (default unit us)\n"
-	       "      --fail-if=COND      fail (exit 6) when COND holds, e.g. 'p99>20us',\n"
-	       "                          'smi>0' (repeatable; FACT: max, pN, smi,\n"
-	       "                          smi-rate, nmi, unexplained, dropped, samples)\n"
-	       "      --color[=WHEN]      colour the histogram: auto, always or never\n"
-	       "      --utc               show and read times in UTC\n"
-	       "  -h, --help              this help\n"
-	       "      --version           the version\n\n"
-	       "TIME: \"YYYY-MM-DD[ HH:MM[:SS]]\", today, yesterday, now, \"1h ago\", -30min,\n"
-	       "+2h, @EPOCH.\n"
-	       "Exit status: 0 ok, 1 hardlimit exceeded, 2 usage error, 3 no hwlat\n"
-	       "entries match (or no data for --fail-if), 4 journal or output error,\n"
-	       "6 a --fail-if condition holds. See hwlat-report(1).\n");
-}
-
-static int usage_error(const char *fmt, const char *arg, const char *why)
-{
-	_cleanup_free_ char *what = NULL;
-
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wformat-nonliteral"
-	if (asprintf(&what, fmt, arg) < 0)
-		what = NULL;
-#pragma GCC diagnostic pop
-	log_msg("%s%s%s\nTry 'hwlat-report --help'.", what ? what : fmt, why ? ": " : "",
-		why ? why : "");
-	return -EINVAL;
-}
-
-/* "invalid --scan 'x': why" for an option, "invalid --compare term
- * 'scan:x': why" for a term of --compare. */
-static int invalid(const char *what, const char *shown, const char *why)
-{
-	char fmt[64];
-
-	snprintf(fmt, sizeof(fmt), "invalid %s '%%s'", what);
-	return usage_error(fmt, shown, why);
-}
-
-static const char *when_error(int r, const char *why)
-{
-	if (why[0])
-		return why;
-	return r == -ERANGE ? "out of range (before 1970 or too far ahead)" :
-			      "expected YYYY-MM-DD[ HH:MM[:SS]], today, yesterday, now, "
-			      "\"1h ago\", -30min, @EPOCH";
-}
+/* How a report that was printed is judged. */
+enum report_result {
+	REPORT_PASSED,
+	REPORT_HARDLIMIT, /* a latency above --hardlimit */
+	REPORT_FAIL_IF,	  /* a --fail-if condition holds */
+};
 
 static uint64_t now_ns(void)
 {
@@ -135,556 +46,6 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
-
-enum {
-	ARG_FILE = 0x100,
-	ARG_SCAN,
-	ARG_BY,
-	ARG_BUCKET_SIZE,
-	ARG_ENTRIES,
-	ARG_CSV,
-	ARG_SVG,
-	ARG_HARDLIMIT,
-	ARG_VERSION,
-	ARG_FAIL_IF,
-	ARG_PERCENTILES,
-	ARG_COLOR,
-	ARG_UTC,
-	ARG_LIST_SCANS,
-	ARG_OPENMETRICS,
-	ARG_COMPARE,
-};
-
-/* "50,99,99.99": 1 to REPORT_PERCENTILES_MAX values from 0 to 100, printed
- * in the order given. */
-static int parse_percentile_list(const char *arg, struct report_options *o)
-{
-	char buf[256], *rest = buf, *part;
-	size_t n = 0;
-
-	if (strlen(arg) >= sizeof(buf))
-		return usage_error("invalid --percentiles '%s'", arg, "too long");
-	strcpy(buf, arg);
-	do {
-		double p;
-		int r;
-
-		part = rest;
-		rest = strchr(rest, ',');
-		if (rest)
-			*rest++ = '\0';
-		if (n == REPORT_PERCENTILES_MAX)
-			return usage_error("invalid --percentiles '%s'", arg,
-					   "at most 16 percentiles");
-		r = parse_percentile(strip(part), &p);
-		if (r < 0) {
-			char why[128];
-
-			snprintf(why, sizeof(why), r == -ERANGE ?
-				 "'%s' is above 100" :
-				 "'%s' is not a percentile from 0 to 100 (at most 6 decimals)",
-				 part);
-			return usage_error("invalid --percentiles '%s'", arg, why);
-		}
-		o->percentiles[n++] = p;
-	} while (rest);
-	o->n_percentiles = n;
-	return 0;
-}
-
-/* "-1", "+2", "0", "3": a boot offset as journalctl takes it. */
-static bool parse_boot_offset(const char *s, int64_t *ret)
-{
-	const char *p = s + (s[0] == '-' || s[0] == '+');
-	uint64_t v;
-
-	if (parse_u64(p, &v) < 0 || v > INT32_MAX)
-		return false;
-	*ret = s[0] == '-' ? -(int64_t)v : (int64_t)v;
-	return true;
-}
-
-static int parse_boot(const char *arg, struct report_options *o, const char *what,
-		      const char *shown)
-{
-	o->have_boot = true;
-	o->boot_id[0] = '\0';
-	/* --boot alone is the newest boot: offset 0. */
-	o->boot_offset = 0;
-	o->have_boot_offset = !arg || parse_boot_offset(arg, &o->boot_offset);
-	if (o->have_boot_offset)
-		return 0;
-	if (normalize_id128(arg, o->boot_id) < 0)
-		return invalid(what, shown ? shown : arg,
-			       "expected a 32-hex-digit boot ID or an offset "
-			       "(0 newest, -1 the one before, 1 the oldest)");
-	return 0;
-}
-
-static int parse_scan(const char *arg, struct report_options *o, const char *what,
-		      const char *shown)
-{
-	if (normalize_id128(arg, o->scan_id) < 0)
-		return invalid(what, shown, "a scan ID is 32 hex digits");
-	o->have_scan = true;
-	return 0;
-}
-
-static int parse_cpus(const char *arg, struct report_options *o, const char *what,
-		      const char *shown)
-{
-	int r = parse_cpulist(arg, &o->cpus);
-
-	if (r < 0)
-		return invalid(what, shown, r == -ERANGE ? "CPU numbers must be below 1024" :
-							   "expected a CPU list such as 0-3,6");
-	o->have_cpus = true;
-	o->cpus_arg = arg;
-	return 0;
-}
-
-/* --since/--until or since:/until: into *ret_ns, read after --utc. */
-static int parse_time_arg(const char *arg, uint64_t now, uint64_t *ret_ns, const char *what,
-			  const char *shown)
-{
-	char why[256];
-	int r = parse_when(arg, now, ret_ns, why, sizeof(why));
-
-	return r < 0 ? invalid(what, shown, when_error(r, why)) : 0;
-}
-
-/* The keys of --compare terms; a term is KEY:VALUE. */
-enum term_key {
-	TERM_SCAN, TERM_BOOT, TERM_HOST, TERM_FIRMWARE, TERM_PRODUCT, TERM_SINCE, TERM_UNTIL,
-	TERM_CPU, N_COMPARE_KEYS
-};
-
-static const char *const compare_keys[N_COMPARE_KEYS] = {
-	[TERM_SCAN] = "scan", [TERM_BOOT] = "boot", [TERM_HOST] = "host",
-	[TERM_FIRMWARE] = "firmware", [TERM_PRODUCT] = "product", [TERM_SINCE] = "since",
-	[TERM_UNTIL] = "until", [TERM_CPU] = "cpu",
-};
-
-/* The index of the key s starts with ("host:..."), or -1. */
-static int compare_key(const char *s)
-{
-	for (int k = 0; k < N_COMPARE_KEYS; k++) {
-		size_t len = strlen(compare_keys[k]);
-
-		if (strncmp(s, compare_keys[k], len) == 0 && s[len] == ':')
-			return k;
-	}
-	return -1;
-}
-
-#define TERM_EXPECTED "expected scan:ID, boot:ID|OFFSET, host:NAME, firmware:VERSION, " \
-		      "product:NAME, since:TIME, until:TIME or cpu:LIST"
-
-/*
- * One side of --compare: the terms of arg, joined by commas, applied on
- * top of the common options in side. A comma starts a new term only
- * before a key ("cpu:0-3,6,host:a" is cpu:0-3,6 and host:a), so values
- * may hold commas. *buf keeps the values side points to (freed by the
- * caller).
- */
-static int parse_compare_side(const char *arg, uint64_t now, struct report_options *side,
-			      char **buf)
-{
-	bool seen[N_COMPARE_KEYS] = { false };
-	char *term, *next, why[160];
-	int r;
-
-	*buf = strdup(arg);
-	if (!*buf)
-		return -ENOMEM;
-	/* Each side picks its scans: every scan of the journal unless scan:. */
-	side->all = true;
-	if (!arg[0])
-		return usage_error("invalid --compare selection '%s'", arg,
-				   "expected terms such as host:NAME or scan:ID, joined by commas");
-	for (term = *buf; term; term = next) {
-		const char *value;
-		int k;
-
-		/* The next comma before a key ends this term. */
-		for (next = strchr(term, ','); next && compare_key(next + 1) < 0;
-		     next = strchr(next + 1, ','))
-			;
-		if (next)
-			*next++ = '\0';
-		k = compare_key(term);
-		if (k < 0)
-			return invalid("--compare term", term, TERM_EXPECTED);
-		value = term + strlen(compare_keys[k]) + 1;
-		if (seen[k]) {
-			snprintf(why, sizeof(why), "%s: is given twice in '%s'", compare_keys[k],
-				 arg);
-			return invalid("--compare term", term, why);
-		}
-		seen[k] = true;
-		if (!value[0])
-			return invalid("--compare term", term, "the value after ':' is empty");
-		r = 0;
-		switch ((enum term_key)k) {
-		case TERM_SCAN:
-			r = parse_scan(value, side, "--compare term", term);
-			side->all = false;
-			break;
-		case TERM_BOOT:
-			r = parse_boot(value, side, "--compare term", term);
-			break;
-		case TERM_HOST:
-			side->host = value;
-			break;
-		case TERM_FIRMWARE:
-			side->firmware = value;
-			break;
-		case TERM_PRODUCT:
-			side->product = value;
-			break;
-		case TERM_SINCE:
-			side->have_since = true;
-			side->since_arg = value;
-			r = parse_time_arg(value, now, &side->since_ns, "--compare term", term);
-			break;
-		case TERM_UNTIL:
-			side->have_until = true;
-			side->until_arg = value;
-			r = parse_time_arg(value, now, &side->until_ns, "--compare term", term);
-			break;
-		case TERM_CPU:
-		case N_COMPARE_KEYS:
-			r = parse_cpus(value, side, "--compare term", term);
-			break;
-		}
-		if (r < 0)
-			return r;
-	}
-	if (side->have_since && side->have_until && side->since_ns > side->until_ns)
-		return usage_error("--compare selection '%s': its since is after its until", arg,
-				   NULL);
-	/* Machine identity comes with the summary, at the end of a scan: keep
-	 * the statistics per scan until it is known which scans belong. */
-	if (side->host || side->firmware || side->product)
-		side->by = GROUP_SCAN;
-	return 0;
-}
-
-/* Returns 1 to go on, 0 to exit successfully (--help), -EINVAL on misuse. */
-static int parse_args(int argc, char **argv, struct report_options *o,
-		      struct report_options sides[2], char *side_bufs[2])
-{
-	static const struct option longopts[] = {
-		{ "directory", required_argument, NULL, 'D' },
-		{ "file", required_argument, NULL, ARG_FILE },
-		{ "scan", required_argument, NULL, ARG_SCAN },
-		{ "all", no_argument, NULL, 'a' },
-		{ "boot", optional_argument, NULL, 'b' },
-		{ "since", required_argument, NULL, 'S' },
-		{ "until", required_argument, NULL, 'U' },
-		{ "cpu", required_argument, NULL, 'c' },
-		{ "by", required_argument, NULL, ARG_BY },
-		{ "histogram", no_argument, NULL, 'H' },
-		{ "bucket-size", required_argument, NULL, ARG_BUCKET_SIZE },
-		{ "entries", required_argument, NULL, ARG_ENTRIES },
-		{ "json", no_argument, NULL, 'j' },
-		{ "csv", no_argument, NULL, ARG_CSV },
-		{ "svg", required_argument, NULL, ARG_SVG },
-		{ "hardlimit", required_argument, NULL, ARG_HARDLIMIT },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, ARG_VERSION },
-		{ "fail-if", required_argument, NULL, ARG_FAIL_IF },
-		{ "percentiles", required_argument, NULL, ARG_PERCENTILES },
-		{ "color", optional_argument, NULL, ARG_COLOR },
-		{ "utc", no_argument, NULL, ARG_UTC },
-		{ "list-scans", no_argument, NULL, ARG_LIST_SCANS },
-		{ "openmetrics", no_argument, NULL, ARG_OPENMETRICS },
-		{ "compare", required_argument, NULL, ARG_COMPARE },
-		{}
-	};
-	static const double default_percentiles[] = { 50, 90, 99, 99.9 };
-	const char *color = "auto", *by_arg = NULL;
-	uint64_t now = now_ns();
-	bool json = false, csv = false, utc = false, bucket = false, entries = false;
-	bool openmetrics = false;
-	bool percentiles = false;
-	char why[256];
-	int c, r;
-
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":D:ab::S:U:c:Hjh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'D':
-			if (o->directory)
-				return usage_error("--directory given twice (%s)", optarg, NULL);
-			o->directory = optarg;
-			break;
-		case ARG_FILE: {
-			char **f = realloc(o->files, (o->n_files + 2) * sizeof(*f));
-
-			if (!f)
-				return -ENOMEM;
-			o->files = f;
-			o->files[o->n_files++] = optarg;
-			o->files[o->n_files] = NULL;
-			break;
-		}
-		case ARG_SCAN:
-			r = parse_scan(optarg, o, "--scan", optarg);
-			if (r < 0)
-				return r;
-			break;
-		case 'a':
-			o->all = true;
-			break;
-		case 'b': {
-			const char *arg = optarg;
-			int64_t offset;
-			char id[ID128_LEN + 1];
-
-			/* "--boot ID" and "--boot -1" as well as "--boot=ID", like
-			 * journalctl. */
-			if (!arg && optind < argc &&
-			    (parse_boot_offset(argv[optind], &offset) ||
-			     (argv[optind][0] != '-' && normalize_id128(argv[optind], id) == 0)))
-				arg = argv[optind++];
-			r = parse_boot(arg, o, "--boot", arg);
-			if (r < 0)
-				return r;
-			break;
-		}
-		case 'S':
-			/* Read after every option: --utc changes what it means. */
-			o->have_since = true;
-			o->since_arg = optarg;
-			break;
-		case 'U':
-			o->have_until = true;
-			o->until_arg = optarg;
-			break;
-		case 'c':
-			r = parse_cpus(optarg, o, "--cpu", optarg);
-			if (r < 0)
-				return r;
-			break;
-		case ARG_BY:
-			if (by_arg) {
-				snprintf(why, sizeof(why), "--by given twice ('%s' and '%s'): "
-					 "statistics are grouped one way", by_arg, optarg);
-				return usage_error("%s", why, NULL);
-			}
-			by_arg = optarg;
-			if (group_by_from_name(optarg, &o->by) < 0)
-				return usage_error(
-				    "invalid --by '%s'", optarg,
-				    "expected cpu, scan, boot, host, firmware or product");
-			break;
-		case 'H':
-			o->histogram = true;
-			break;
-		case ARG_BUCKET_SIZE:
-			r = parse_time_span(optarg, NSEC_PER_USEC, &o->bucket_ns);
-			if (r < 0 || o->bucket_ns == 0 || o->bucket_ns > MAX_BUCKET_NS)
-				return usage_error(
-				    "invalid --bucket-size '%s'", optarg,
-				    "expected a time span from 1ns to 1000s, e.g. 10us");
-			bucket = true;
-			break;
-		case ARG_ENTRIES: {
-			uint64_t v;
-
-			if (parse_u64(optarg, &v) < 0 || v == 0 || v > STATS_LINEAR_MAX)
-				return usage_error("invalid --entries '%s'", optarg,
-						   "expected a number of buckets from 1 to 100000");
-			o->entries = (size_t)v;
-			entries = true;
-			break;
-		}
-		case 'j':
-			json = true;
-			break;
-		case ARG_CSV:
-			csv = true;
-			break;
-		case ARG_SVG:
-			if (!*optarg)
-				return usage_error("invalid --svg '%s'", optarg, "empty file name");
-			o->svg_path = optarg;
-			break;
-		case ARG_HARDLIMIT:
-			r = parse_time_span(optarg, NSEC_PER_USEC, &o->hardlimit_ns);
-			if (r < 0 || o->hardlimit_ns == 0)
-				return usage_error(
-				    "invalid --hardlimit '%s'", optarg,
-				    "expected a positive time span, e.g. 100us or 2ms");
-			o->have_hardlimit = true;
-			break;
-		case ARG_FAIL_IF:
-			r = gate_parse(optarg, &o->gates, why, sizeof(why));
-			if (r < 0)
-				return usage_error("invalid --fail-if '%s'", optarg, why);
-			break;
-		case ARG_PERCENTILES:
-			r = parse_percentile_list(optarg, o);
-			if (r < 0)
-				return r;
-			percentiles = true;
-			break;
-		case ARG_COLOR:
-			color = optarg ? optarg : "always";
-			if (strcmp(color, "auto") != 0 && strcmp(color, "always") != 0 &&
-			    strcmp(color, "never") != 0)
-				return usage_error("invalid --color '%s'", color,
-						   "expected auto, always or never");
-			break;
-		case ARG_UTC:
-			utc = true;
-			break;
-		case ARG_LIST_SCANS:
-			o->list_scans = true;
-			break;
-		case ARG_OPENMETRICS:
-			openmetrics = true;
-			break;
-		case ARG_COMPARE:
-			if (o->compare[0])
-				return usage_error("%s", "--compare given twice: it compares two "
-						   "selections", NULL);
-			/* "--compare A B": B is the next argument. */
-			if (optind >= argc)
-				return usage_error("%s",
-						   "--compare needs two selections, A and B "
-						   "(e.g. --compare firmware:1.0 firmware:2.0)",
-						   NULL);
-			o->compare[0] = optarg;
-			o->compare[1] = argv[optind++];
-			break;
-		case 'h':
-			help();
-			return 0;
-		case ARG_VERSION:
-			printf("hwlat-report %s\n", PACKAGE_VERSION);
-			return 0;
-		case ':':
-			return usage_error("option '%s' needs an argument", argv[optind - 1], NULL);
-		default:
-			return usage_error("unknown option '%s'", argv[optind - 1], NULL);
-		}
-	}
-	if (optind < argc)
-		return usage_error("unexpected argument '%s'", argv[optind], NULL);
-	/* Every time is read and shown in UTC from here on. */
-	if (utc) {
-		if (setenv("TZ", "UTC", 1) < 0) {
-			log_error_errno(-errno, "cannot set TZ=UTC for --utc");
-			return -errno;
-		}
-		tzset();
-	}
-	if (o->have_since) {
-		r = parse_time_arg(o->since_arg, now, &o->since_ns, "--since", o->since_arg);
-		if (r < 0)
-			return r;
-	}
-	if (o->have_until) {
-		r = parse_time_arg(o->until_arg, now, &o->until_ns, "--until", o->until_arg);
-		if (r < 0)
-			return r;
-	}
-	if (entries && !bucket)
-		return usage_error("%s", "--entries counts linear buckets: it needs --bucket-size",
-				   NULL);
-	if (!percentiles) {
-		memcpy(o->percentiles, default_percentiles, sizeof(default_percentiles));
-		o->n_percentiles = ELEMENTSOF(default_percentiles);
-	}
-	if (o->directory && o->n_files > 0)
-		return usage_error("%s", "--directory and --file exclude each other", NULL);
-	if (o->have_scan && o->all)
-		return usage_error("%s", "--scan and --all exclude each other", NULL);
-	if (json && csv)
-		return usage_error("%s", "--json and --csv exclude each other", NULL);
-	if (csv && (o->histogram || bucket || o->svg_path || o->have_hardlimit ||
-		    o->by != GROUP_NONE || o->gates.n > 0 || percentiles))
-		return usage_error("%s", "--csv prints raw samples only; it takes no "
-				   "--histogram, --bucket-size, --svg, --hardlimit, --fail-if, "
-				   "--percentiles or --by", NULL);
-	if (openmetrics && (json || csv || o->histogram || bucket || o->svg_path ||
-			    o->have_hardlimit || o->by != GROUP_NONE || o->gates.n > 0 ||
-			    o->list_scans))
-		return usage_error("%s", "--openmetrics prints the metrics only; it takes no "
-				   "--json, --csv, --histogram, --bucket-size, --svg, --hardlimit, "
-				   "--fail-if, --by or --list-scans", NULL);
-	if (o->compare[0]) {
-		/* The comparison prints its own table of two selections. */
-		static const char *const excluded[] = {
-			"--csv", "--openmetrics", "--list-scans", "--by", "--histogram",
-			"--bucket-size", "--entries", "--hardlimit", "--fail-if", "--scan", "--all",
-		};
-		const bool given[] = {
-			csv, openmetrics, o->list_scans, o->by != GROUP_NONE, o->histogram,
-			bucket, entries, o->have_hardlimit, o->gates.n > 0, o->have_scan, o->all,
-		};
-
-		for (size_t i = 0; i < ELEMENTSOF(given); i++)
-			if (given[i])
-				return usage_error("--compare does not take %s", excluded[i],
-						   "it prints two selections side by side; choose "
-						   "them with terms such as scan:ID or host:NAME");
-	}
-	if (o->list_scans && (csv || o->histogram || bucket || o->svg_path ||
-			      o->have_hardlimit || o->by != GROUP_NONE || o->gates.n > 0 ||
-			      percentiles || o->have_cpus || o->have_scan || o->all))
-		return usage_error("%s", "--list-scans lists every scan (of --boot, --since "
-				   "and --until if given); it takes no other selection or "
-				   "report option", NULL);
-	/* A linear bucket size is asked for to be seen. */
-	if (bucket)
-		o->histogram = true;
-	if (o->have_since && o->have_until && o->since_ns > o->until_ns)
-		return usage_error("--since %s is after --until", o->since_arg, NULL);
-	o->mode = json ? OUTPUT_JSON : csv ? OUTPUT_CSV : openmetrics ? OUTPUT_OPENMETRICS :
-								       OUTPUT_TEXT;
-	if (o->mode != OUTPUT_TEXT || strcmp(color, "never") == 0) {
-		o->color = false;
-	} else if (strcmp(color, "always") == 0) {
-		o->color = true; /* asked for by name: NO_COLOR yields to it */
-	} else {
-		const char *no_color = getenv("NO_COLOR");
-
-		o->color = isatty(STDOUT_FILENO) && !(no_color && *no_color);
-	}
-	if (o->compare[0]) {
-		/* The common options hold for both sides; the terms add to them. */
-		for (size_t i = 0; i < 2; i++) {
-			sides[i] = *o;
-			r = parse_compare_side(o->compare[i], now, &sides[i], &side_bufs[i]);
-			if (r < 0)
-				return r;
-		}
-	}
-	return 1;
-}
-
-static int run_set(struct journal_set *set, struct report_options *o);
-
-static int run(struct report_options *o, struct report_options sides[2])
-{
-	struct journal_set set;
-	int r;
-
-	r = journal_set_make(o, &set);
-	if (r < 0)
-		return EXIT_ERROR;
-	if (o->compare[0]) {
-		r = compare_run(&set, sides);
-		r = r == -ENOENT ? EXIT_NO_MATCH : r < 0 ? EXIT_ERROR : EXIT_SUCCESS;
-	} else {
-		r = run_set(&set, o);
-	}
-	journal_set_done(&set);
-	return r;
 }
 
 /* The local journal gave nothing: say so when files were hidden from us. */
@@ -704,125 +65,142 @@ static bool local_permission_problem(const struct journal_set *set)
 	return true;
 }
 
-static int run_set(struct journal_set *set, struct report_options *o)
+/* Select: the entries of the selection; -ENOENT (said) when the journal has none. */
+static int select_entries(struct journal_set *set, struct report_options *o)
 {
-	struct report_data d;
-	struct read_result res = { 0 };
-	bool exceeded = false, has_data = true;
-	size_t gates_failed = 0;
 	char filters[512];
-	size_t n;
-	int r;
+	int r = journal_select(set, o);
 
-	if (o->have_boot_offset) {
-		r = boot_resolve(set, o->boot_offset, o->boot_id);
-		if (r == -ENOENT || r == -ERANGE)
-			return EXIT_NO_MATCH;
-		if (r < 0)
-			return EXIT_ERROR;
-	}
-	if (o->list_scans) {
-		r = list_scans(set, o);
-		return r == -ENOENT ? EXIT_NO_MATCH : r < 0 ? EXIT_ERROR : EXIT_SUCCESS;
-	}
-
-	r = journal_select(set, o);
-	if (r == -EIO) {
+	if (r == -EIO)
 		log_msg("no journal file could be read");
-		return EXIT_ERROR;
-	}
-	if (r == -ENOENT) {
-		if (local_permission_problem(set))
-			return EXIT_ERROR;
-		log_msg("no hwlat samples match (%s): the journal holds no hwlat-scan entries%s",
-			describe_filters(o, filters, sizeof(filters)),
-			o->have_boot ? " for this boot" : "");
-		return EXIT_NO_MATCH;
-	}
-	if (r < 0)
-		return EXIT_ERROR;
+	if (r != -ENOENT)
+		return r;
+	if (local_permission_problem(set))
+		return -EIO;
+	log_msg("no hwlat samples match (%s): the journal holds no hwlat-scan entries%s",
+		describe_filters(o, filters, sizeof(filters)), o->have_boot ? " for this boot" : "");
+	return -ENOENT;
+}
 
-	report_data_init(&d, o);
-	d.read = &res;
-	/* Only the report itself shows periods. */
-	d.keep_times = o->mode == OUTPUT_TEXT || o->mode == OUTPUT_JSON;
-	if (o->mode == OUTPUT_CSV)
-		d.csv = stdout;
-	r = journal_read(set, o, &(struct journal_handlers){ collect_sample, collect_summary },
-			 &d, &res);
+/* Read: every selected entry into d, as the emitter asked. */
+static int read_entries(struct journal_set *set, const struct report_options *o,
+			struct report_data *d, struct read_result *res)
+{
+	int r = journal_read(set, o, &(struct journal_handlers){ collect_sample, collect_summary },
+			     d, res);
+
 	if (r == -ENOMEM)
 		log_msg("out of memory");
-	else if (d.write_error < 0)
-		log_error_errno(d.write_error, "cannot write the output");
+	else if (d->write_error < 0)
+		log_error_errno(d->write_error, "cannot write the output");
 	else if (r == -EIO)
 		log_msg("no journal file could be read");
-	if (r < 0)
-		goto out;
+	return r;
+}
 
-	n = collect_finish(&d);
-	if (n > 0 && collect_regroup(&d) < 0) {
+/* Collect: the scans to report and their groups; -ENOENT (said) for none. */
+static int collect_scans(struct report_data *d)
+{
+	char filters[512];
+	size_t n = collect_finish(d);
+
+	if (n > 0 && collect_regroup(d) < 0) {
 		log_msg("out of memory");
-		r = -ENOMEM;
-		goto out;
+		return -ENOMEM;
 	}
 	if (n == 0) {
 		log_msg("no hwlat samples match (%s)%s%s",
-			describe_filters(o, filters, sizeof(filters)),
-			d.no_match_reason ? ": " : "", d.no_match_reason ? d.no_match_reason : "");
-		r = -ENOENT;
-		goto out;
+			describe_filters(d->o, filters, sizeof(filters)),
+			d->no_match_reason ? ": " : "", d->no_match_reason ? d->no_match_reason : "");
+		return -ENOENT;
 	}
+	return 0;
+}
 
-	if (o->mode == OUTPUT_CSV) {
-		if (d.csv_rows == 0)
-			r = csv_header(stdout);
-		if (r >= 0 && fflush(stdout) != 0)
-			r = errno > 0 ? -errno : -EIO;
-		if (r >= 0 && ferror(stdout))
-			r = -EIO;
-		if (r < 0)
-			log_error_errno(r, "cannot write the output");
-		goto out;
-	}
+/* What the emitted report found: a result, or -ENOENT for nothing to judge (said). */
+static int judge(const struct report_options *o, const struct report_verdict *v)
+{
+	char filters[512];
 
-	if (o->mode == OUTPUT_OPENMETRICS) {
-		r = metrics_write(&d, stdout);
-		if (r < 0)
-			log_error_errno(r, "cannot write the output");
-		goto out;
-	}
-
-	print_start(stdout, o->mode == OUTPUT_JSON);
-	r = print_report(&d, &exceeded);
-	if (r >= 0 && o->gates.n > 0) {
-		/* A gate never passes on nothing: no data is exit 3, not 0. */
-		has_data = selection_has_data(&d);
-		gates_failed = print_gates(&d, has_data);
-	}
-	if (r >= 0)
-		r = print_end();
-	if (r < 0) {
-		log_error_errno(r, "cannot write the report");
-		goto out;
-	}
-	/* svg_write() names the cause; any failure is an output error. */
-	if (o->svg_path && svg_write(o->svg_path, &d) < 0)
-		r = -EIO;
-out:
-	report_data_done(&d);
-	read_result_done(&res);
-	if (r == -ENOENT)
-		return EXIT_NO_MATCH;
-	if (r < 0)
-		return EXIT_ERROR;
-	if (exceeded)
-		return EXIT_HARDLIMIT;
-	if (!has_data) {
+	if (v->exceeded)
+		return REPORT_HARDLIMIT;
+	if (!v->has_data) {
 		log_msg("no data to judge (%s): --fail-if not evaluated",
 			describe_filters(o, filters, sizeof(filters)));
-		return EXIT_NO_MATCH;
+		return -ENOENT;
 	}
-	return gates_failed > 0 ? EXIT_FAIL_IF : EXIT_SUCCESS;
+	return v->gates_failed > 0 ? REPORT_FAIL_IF : REPORT_PASSED;
+}
+
+/* One selection, reported in o's output: select, read, collect, emit. */
+static int run_set(struct journal_set *set, struct report_options *o)
+{
+	const struct emitter *e = o->mode == OUTPUT_CSV	  ? &csv_emitter :
+				  o->mode == OUTPUT_OPENMETRICS ? &openmetrics_emitter :
+								    &report_emitter;
+	struct report_verdict v = { .has_data = true };
+	struct read_result res = { 0 };
+	struct report_data d;
+	int r;
+
+	r = select_entries(set, o);
+	if (r < 0)
+		return r;
+	report_data_init(&d, o);
+	d.read = &res;
+	e->prepare(&d);
+	r = read_entries(set, o, &d, &res);
+	if (r >= 0)
+		r = collect_scans(&d);
+	if (r >= 0)
+		r = e->emit(&d, &v);
+	if (r >= 0 && o->svg_path)
+		r = svg_emitter.emit(&d, &v);
+	report_data_done(&d);
+	read_result_done(&res);
+	return r < 0 ? r : judge(o, &v);
+}
+
+/* A report of o, or with --compare of the two sides; a result or -errno. */
+static int run(struct report_options *o, struct report_options sides[2])
+{
+	struct journal_set set;
+	int r;
+
+	/* Opening the journal failed (said): an error, whatever the cause. */
+	if (journal_set_make(o, &set) < 0)
+		return -EIO;
+	if (o->compare[0]) {
+		r = compare_run(&set, sides);
+	} else {
+		/* A boot offset beyond the journal's boots matches nothing (said). */
+		r = o->have_boot_offset ? boot_resolve(&set, o->boot_offset, o->boot_id) : 0;
+		if (r == -ERANGE)
+			r = -ENOENT;
+		if (r >= 0 && o->list_scans)
+			r = list_scans(&set, o);
+		else if (r >= 0)
+			r = run_set(&set, o);
+	}
+	journal_set_done(&set);
+	/* The comparison and the list print no verdict. */
+	if ((o->compare[0] || o->list_scans) && r >= 0)
+		r = REPORT_PASSED;
+	return r;
+}
+
+/* The exit status of a result: a report's, or why there is none. */
+static int exit_status(int r)
+{
+	static const int results[] = {
+		[REPORT_PASSED] = EXIT_SUCCESS,
+		[REPORT_HARDLIMIT] = EXIT_HARDLIMIT,
+		[REPORT_FAIL_IF] = EXIT_FAIL_IF,
+	};
+
+	if (r == -ENOENT)
+		return EXIT_NO_MATCH;
+	return r < 0 ? EXIT_ERROR : results[r];
 }
 
 int main(int argc, char **argv)
@@ -832,11 +210,11 @@ int main(int argc, char **argv)
 	int r;
 
 	log_set_program("hwlat-report");
-	r = parse_args(argc, argv, &o, sides, side_bufs);
+	r = report_options_parse(argc, argv, now_ns(), &o, sides, side_bufs);
 	if (r == -ENOMEM)
 		log_msg("out of memory");
 	if (r > 0)
-		r = run(&o, sides);
+		r = exit_status(run(&o, sides));
 	else
 		r = r == 0 ? EXIT_SUCCESS : r == -ENOMEM ? EXIT_ERROR : EXIT_USAGE;
 	free(side_bufs[0]);

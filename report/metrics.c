@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* hwlat-report --openmetrics; see metrics.h. */
+/* hwlat-report --openmetrics; see metrics.h. The OpenMetrics emitter (emit.h). */
 #include <string.h>
 
 #include "attribution.h"
 #include "coverage.h"
+#include "emit.h"
 #include "gates.h"
+#include "log.h"
 #include "metrics.h"
 #include "openmetrics.h"
 
@@ -64,3 +66,21 @@ int metrics_write(const struct report_data *d, FILE *f)
 	}
 	return openmetrics_write(f, &x);
 }
+
+/* The metrics show no period: no window time is kept. */
+static void metrics_prepare(struct report_data *d)
+{
+	(void)d;
+}
+
+static int metrics_emit(struct report_data *d, struct report_verdict *v)
+{
+	int r = metrics_write(d, stdout);
+
+	(void)v;
+	if (r < 0)
+		log_error_errno(r, "cannot write the output");
+	return r;
+}
+
+const struct emitter openmetrics_emitter = { metrics_prepare, metrics_emit };

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* The report through the text/JSON printer; see output.h. */
+/* The report through the text/JSON printer; see output.h. The report's emitter (emit.h). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -8,9 +8,12 @@
 
 #include "attribution.h"
 #include "coverage.h"
+#include "emit.h"
 #include "escape.h"
+#include "gates.h"
 #include "histogram.h"
 #include "hwlat-journal.h"
+#include "log.h"
 #include "output.h"
 #include "print.h"
 
@@ -764,36 +767,34 @@ static void print_verdict(const struct report_data *d, bool exceeded)
 		   d->all.over_hardlimit, d->all.n);
 }
 
-int print_report(struct report_data *d, bool *ret_exceeded)
-{
-	const struct report_options *o = d->o;
-	uint64_t dropped = 0, floor_ns = 0;
-	size_t n_scans = 0, n_nosummary = 0;
-	bool exceeded = o->have_hardlimit && d->all.max_ns > o->hardlimit_ns;
-	struct attribution a;
-	struct coverage c;
-	char buf[512];
-	int r;
+/* What the chosen scans add up to, for the summary. */
+struct chosen_totals {
+	size_t n_scans, n_nosummary;
+	uint64_t dropped, floor_ns; /* floor_ns: the largest any summary gave */
+};
 
-	attribution_compute(d, &a);
+static void chosen_totals(const struct report_data *d, struct chosen_totals *t)
+{
+	memset(t, 0, sizeof(*t));
 	for (size_t i = 0; i < d->n_scans; i++) {
 		const struct scan_record *s = &d->scans[i];
 
 		if (!s->chosen)
 			continue;
-		n_scans++;
-		dropped += scan_dropped(s);
+		t->n_scans++;
+		t->dropped += scan_dropped(s);
 		if (!s->has_summary)
-			n_nosummary++;
-		if (s->has_summary && s->floor_known && s->floor_ns > floor_ns)
-			floor_ns = s->floor_ns;
+			t->n_nosummary++;
+		if (s->has_summary && s->floor_known && s->floor_ns > t->floor_ns)
+			t->floor_ns = s->floor_ns;
 	}
+}
 
-	print_u64("schema_version", NULL, REPORT_SCHEMA_VERSION);
-	print_text("hwlat report: %zu scan%s, %" PRIu64 " sample%s\n", n_scans,
-		   n_scans == 1 ? "" : "s", d->all.n, d->all.n == 1 ? "" : "s");
-	print_filters(o);
-	print_journal(d->read);
+/* Each chosen scan, with what it covered. */
+static int print_scans(struct report_data *d)
+{
+	struct coverage c;
+	int r;
 
 	print_open_array("scans");
 	for (size_t i = 0; i < d->n_scans; i++) {
@@ -805,23 +806,34 @@ int print_report(struct report_data *d, bool *ret_exceeded)
 		print_scan(&d->scans[i], &c, d->read && d->read->n_problems > 0);
 	}
 	print_close_array();
+	return 0;
+}
+
+/* The summary: the figures of the whole selection. */
+static int print_selection(struct report_data *d, const struct attribution *a,
+			 const struct chosen_totals *t)
+{
+	const struct report_options *o = d->o;
+	struct coverage c;
+	char buf[512];
+	int r;
 
 	print_open_object("summary");
-	print_u64("scans", NULL, n_scans);
-	print_u64("scans_without_summary", NULL, n_nosummary);
+	print_u64("scans", NULL, t->n_scans);
+	print_u64("scans_without_summary", NULL, t->n_nosummary);
 	print_text("\n");
-	if (n_nosummary > 0)
+	if (t->n_nosummary > 0)
 		print_text("Warning:      %zu scan%s without a summary (flagged above)\n",
-			   n_nosummary, n_nosummary == 1 ? "" : "s");
+			   t->n_nosummary, t->n_nosummary == 1 ? "" : "s");
 	if (d->all.n == 0)
 		print_text("No samples match (%s): no window of the chosen scan%s had a\n"
 			   "gap over its threshold, an NMI or an SMI.\n",
-			   describe_filters(o, buf, sizeof(buf)), n_scans == 1 ? "" : "s");
-	print_stats_body(o, &d->all, &a);
-	print_u64("dropped_windows", "Dropped:      %" PRIu64 " windows\n", dropped);
-	if (floor_ns)
+			   describe_filters(o, buf, sizeof(buf)), t->n_scans == 1 ? "" : "s");
+	print_stats_body(o, &d->all, a);
+	print_u64("dropped_windows", "Dropped:      %" PRIu64 " windows\n", t->dropped);
+	if (t->floor_ns)
 		print_latency("floor_ns", "Floor:        %s (detection floor: median "
-					  "back-to-back clock read)\n", floor_ns);
+					  "back-to-back clock read)\n", t->floor_ns);
 	else
 		print_null("floor_ns", "Floor:        %s (no scan summary gave one)\n");
 	if (d->first_ns <= d->last_ns) {
@@ -834,7 +846,29 @@ int print_report(struct report_data *d, bool *ret_exceeded)
 		return r;
 	print_coverage(&c, "Sampled:      ", "Per hour:     ", "Period:       ");
 	print_close_object();
+	return 0;
+}
 
+int print_report(struct report_data *d, bool *ret_exceeded)
+{
+	const struct report_options *o = d->o;
+	bool exceeded = o->have_hardlimit && d->all.max_ns > o->hardlimit_ns;
+	struct chosen_totals t;
+	struct attribution a;
+	int r;
+
+	attribution_compute(d, &a);
+	chosen_totals(d, &t);
+	print_u64("schema_version", NULL, REPORT_SCHEMA_VERSION);
+	print_text("hwlat report: %zu scan%s, %" PRIu64 " sample%s\n", t.n_scans,
+		   t.n_scans == 1 ? "" : "s", d->all.n, d->all.n == 1 ? "" : "s");
+	print_filters(o);
+	print_journal(d->read);
+	r = print_scans(d);
+	if (r >= 0)
+		r = print_selection(d, &a, &t);
+	if (r < 0)
+		return r;
 	if (d->all.n > 0)
 		print_cpu_table(d);
 	if (d->all.n > 0 && group_by_has_groups(o->by)) {
@@ -842,7 +876,6 @@ int print_report(struct report_data *d, bool *ret_exceeded)
 		if (r < 0)
 			return r;
 	}
-
 	if (d->all.n > 0 && (print_is_json() || o->histogram)) {
 		r = print_histograms(d);
 		if (r < 0)
@@ -853,3 +886,29 @@ int print_report(struct report_data *d, bool *ret_exceeded)
 	*ret_exceeded = exceeded;
 	return 0;
 }
+
+/* Only the report shows periods: it keeps the window times. */
+static void report_prepare(struct report_data *d)
+{
+	d->keep_times = true;
+}
+
+static int report_emit(struct report_data *d, struct report_verdict *v)
+{
+	int r;
+
+	print_start(stdout, d->o->mode == OUTPUT_JSON);
+	r = print_report(d, &v->exceeded);
+	if (r >= 0 && d->o->gates.n > 0) {
+		/* A gate never passes on nothing: no data is exit 3, not 0. */
+		v->has_data = selection_has_data(d);
+		v->gates_failed = print_gates(d, v->has_data);
+	}
+	if (r >= 0)
+		r = print_end();
+	if (r < 0)
+		log_error_errno(r, "cannot write the report");
+	return r;
+}
+
+const struct emitter report_emitter = { report_prepare, report_emit };
