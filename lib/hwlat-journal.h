@@ -60,7 +60,8 @@
 #define HWLAT_F_SKIPPED_LINES "HWLAT_SKIPPED_LINES"
 
 /*
- * Issue 12, lockdown: where the scan's settings came from, and the
+ * Under kernel lockdown debugfs refuses the setting files: where the scan's
+ * settings came from, and the
  * requested settings that were not in force (only when some were not).
  */
 #define HWLAT_F_SETTINGS_SOURCE "HWLAT_SETTINGS_SOURCE"
@@ -69,7 +70,7 @@
 #define HWLAT_SETTINGS_SOURCE_PARAMETERS "module-parameters"
 
 /*
- * Issue 15: who sampled, in every sample and summary: our module, or the
+ * Who sampled, in every sample and summary: our module, or the
  * kernel's hwlat tracer (tracefs; its settings are then tracefs's).
  */
 #define HWLAT_F_BACKEND "HWLAT_BACKEND"
@@ -82,7 +83,7 @@
 #define HWLAT_STATUS_FAILED "failed"
 
 /*
- * Machine identity in every summary (issue 14): what the machine says
+ * Machine identity in every summary, to tell fleets apart: what the machine says
  * about itself (DMI strings: untrusted bytes), its CPU microcode revision
  * and online CPU count. "unavailable" where a file is missing or empty.
  */
@@ -97,7 +98,8 @@
 #define HWLAT_F_CPU_COUNT "HWLAT_CPU_COUNT"
 
 /*
- * Issue 14 item 4, in every summary of the module backend: the time the
+ * In every summary of the module backend, so that rates are per time
+ * sampled rather than per wall-clock time: the time the
  * CPUs actually sampled (the sum of the widths), in total and per CPU
  * ("0:450123456 1:449876543", ascending CPUs); "unavailable" with the
  * tracer or an older module.

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The Prometheus text file of a scan or a selection of scans
- * (docs/interfaces.md section 5, issue 14): one writer for hwlat-scan's
+ * (docs/interfaces.md section 5): one writer for hwlat-scan's
  * openmetrics_file and hwlat-report --openmetrics. Every family is a gauge
  * (a new scan replaces the values) except the latency summary.
  */
@@ -28,7 +28,7 @@ struct openmetrics_facts {
 	uint64_t dropped;
 	bool duration_known;
 	uint64_t duration_ns;      /* wall-clock time scanned */
-	/* Time sampled (issue 14 item 4, HWLAT_SAMPLED_NS): known when every
+	/* Time sampled (HWLAT_SAMPLED_NS): known when every
 	 * scan has it; per CPU HWLAT_MAX_CPUS entries (0: did not sample), or
 	 * NULL. */
 	bool sampled_known;

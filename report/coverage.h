@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Coverage and rates (issue 14 item 4): the time the CPUs actually sampled
+ * Coverage and rates: the time the CPUs actually sampled
  * (HWLAT_SAMPLED_NS, HWLAT_SAMPLED_CPU_NS: the sum of the widths, not wall
  * time) per scan, per group and per CPU, the rates per hour sampled, and
  * the dominant period of a machine's events (period.h).

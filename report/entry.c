@@ -160,7 +160,7 @@ static const struct field fields[] = {
 	FIELD(HWLAT_F_KERNEL, FIELD_STR, s.kernel, 0),
 	FIELD(HWLAT_F_CPU_MODEL, FIELD_STR, s.cpu_model, 0),
 	FIELD(HWLAT_F_CLOCK, FIELD_STR, s.clock, 0),
-	/* Machine identity (issue 14). */
+	/* Machine identity. */
 	FIELD(HWLAT_F_SYS_VENDOR, FIELD_STR, s.sys_vendor, 0),
 	FIELD(HWLAT_F_PRODUCT_NAME, FIELD_STR, s.product_name, 0),
 	FIELD(HWLAT_F_BOARD_VENDOR, FIELD_STR, s.board_vendor, 0),
@@ -170,7 +170,7 @@ static const struct field fields[] = {
 	FIELD(HWLAT_F_BIOS_DATE, FIELD_STR, s.bios_date, 0),
 	FIELD(HWLAT_F_MICROCODE, FIELD_STR, s.microcode, 0),
 	FIELD(HWLAT_F_CPU_COUNT, FIELD_STR, s.cpu_count_text, 0),
-	/* Time sampled (issue 14 item 4); checked in entry_problem(). */
+	/* Time sampled; checked in entry_problem(). */
 	FIELD(HWLAT_F_SAMPLED_NS, FIELD_STR, s.sampled_text, 0),
 	FIELD_FLAG(HWLAT_F_SAMPLED_CPU_NS, FIELD_STR, sampled_cpu, s.has_sampled_cpu),
 };

@@ -64,7 +64,7 @@ static void print_one(const struct scan_record *s)
 		print_latency("max_latency_ns", " %10s", 0);
 	else
 		print_latency("max_latency_ns", " %10s", max);
-	/* Issue 14 item 4: the time sampled, "-" when not recorded. */
+	/* The time sampled, "-" when not recorded. */
 	if (s->has_summary && s->sampled_known)
 		print_duration("sampled_ns", " %10s\n", s->sampled_ns);
 	else

@@ -154,7 +154,7 @@ static void print_scan_platform(const struct scan_record *s)
 	print_text("\n");
 }
 
-/* Whether the summary recorded the machine identity (issue 14). */
+/* Whether the summary recorded the machine identity (older ones did not). */
 static bool scan_has_identity(const struct scan_record *s)
 {
 	return s->sys_vendor[0] || s->product_name[0] || s->board_vendor[0] ||
@@ -372,7 +372,7 @@ static void print_scan(const struct scan_record *s, const struct coverage *c, bo
 			print_latency("floor_ns", ", floor %s\n", s->floor_ns);
 		else
 			print_null("floor_ns", ", floor unavailable\n");
-		/* Issue 15: who sampled; older summaries do not say (the module). */
+		/* Who sampled; older summaries do not say (the module). */
 		if (s->backend[0])
 			print_string("backend", "  backend:    %s\n", s->backend);
 		else

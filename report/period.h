@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The dominant period of a sequence of events (issue 14 item 4): a
+ * The dominant period of a sequence of events, which points at a periodic
  * firmware source such as an ECC-scrubbing SMI every three minutes.
  *
  * The events are the times of the reported windows of one machine, in

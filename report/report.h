@@ -19,8 +19,8 @@
 
 enum group_by {
 	GROUP_NONE, GROUP_CPU, GROUP_SCAN, GROUP_BOOT, GROUP_HOST,
-	GROUP_FIRMWARE, /* issue 14: BIOS vendor, version and date */
-	GROUP_PRODUCT,  /* issue 14: system vendor and product */
+	GROUP_FIRMWARE, /* BIOS vendor, version and date */
+	GROUP_PRODUCT,  /* system vendor and product */
 };
 enum output_mode { OUTPUT_TEXT, OUTPUT_JSON, OUTPUT_CSV, OUTPUT_OPENMETRICS };
 
@@ -114,7 +114,7 @@ struct scan_record {
 	uint64_t smi_total, nmi_total, floor_ns;
 	bool smi_total_known;   /* HWLAT_SMI_TOTAL was a number */
 	bool floor_known;       /* HWLAT_FLOOR_NS was a number */
-	char backend[16];       /* HWLAT_BACKEND (issue 15); empty: not recorded */
+	char backend[16];       /* HWLAT_BACKEND; empty: not recorded */
 	char smi_method[16];    /* HWLAT_SMI_METHOD; empty: not recorded */
 	char smi_unavailable[256];
 	char hypervisor[32];    /* HWLAT_HYPERVISOR; empty: not recorded */
@@ -122,7 +122,7 @@ struct scan_record {
 	char tsc_stable[8];
 	bool has_cpus_excluded;
 	char cpus_excluded[128];
-	/* Machine identity (issue 14): empty when the summary did not record
+	/* Machine identity: empty when the summary did not record
 	 * it (written before the fields existed), else the value or
 	 * "unavailable". */
 	char sys_vendor[256], product_name[256];
@@ -132,7 +132,7 @@ struct scan_record {
 	char cpu_count_text[24];  /* as recorded; parsed below */
 	bool cpu_count_known;
 	uint64_t cpu_count;
-	/* Time sampled (issue 14 item 4): HWLAT_SAMPLED_NS as recorded (empty:
+	/* Time sampled: HWLAT_SAMPLED_NS as recorded (empty:
 	 * not recorded), known when it was a number; HWLAT_SAMPLED_CPU_NS
 	 * (checked: its figures add up to the total) points into the entry
 	 * while the summary handler runs, into sampled_cpu after. */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Which machine a scan ran on, for the summary (docs/interfaces.md section
- * 2, "Machine identity", issue 14): the DMI strings of system, board and
+ * 2, "Machine identity"): the DMI strings of system, board and
  * BIOS, the CPU microcode revision and the online CPU count. The files are
  * read below a root directory ("/" normally, a fake tree in tests).
  * Whatever cannot be read is HWLAT_UNAVAILABLE, never empty.

@@ -149,7 +149,7 @@ static int summary_priority(const char *status, bool over)
 	return 6;
 }
 
-/* The machine identity fields (issue 14), all "unavailable" without one. */
+/* The machine identity fields, all "unavailable" without one. */
 static int add_identity(journal_entry *e, const machine_identity *known)
 {
 	machine_identity none;
@@ -174,7 +174,7 @@ static int add_identity(journal_entry *e, const machine_identity *known)
 	return add_fields(e, fields, sizeof(fields) / sizeof(fields[0]));
 }
 
-/* HWLAT_SAMPLED_NS and HWLAT_SAMPLED_CPU_NS (issue 14). */
+/* HWLAT_SAMPLED_NS and HWLAT_SAMPLED_CPU_NS. */
 static int add_sampled(journal_entry *e, const sampled_time *t)
 {
 	char *cpus;
@@ -227,11 +227,11 @@ int journal_entry_summary(journal_entry *e, const scan_summary *s)
 		{ HWLAT_F_NMI_TOTAL, .num = s->nmi_total },
 		{ HWLAT_F_FLOOR_NS, unless_known(!s->floor_unavailable), s->floor_ns },
 		{ HWLAT_F_SKIPPED_LINES, .num = s->skipped_lines },
-		/* Issue 12, lockdown. */
+		/* Where the settings came from (lockdown refuses debugfs writes). */
 		{ HWLAT_F_SETTINGS_SOURCE, .str = or_unknown(s->settings_source) },
 		{ s->settings_not_applied ? HWLAT_F_SETTINGS_NOT_APPLIED : NULL,
 		  .str = s->settings_not_applied },
-		/* Issue 15. */
+		/* Who sampled. */
 		{ HWLAT_F_BACKEND, .str = s->backend ? s->backend : HWLAT_BACKEND_MODULE },
 	};
 	char max[32], limit[32], skipped[64] = "";

@@ -55,13 +55,13 @@ typedef struct scan_summary {
 	const char *tsc_stable;
 	const char *cpus_excluded; /* NULL: no HWLAT_CPUS_EXCLUDED field */
 	uint64_t skipped_lines; /* stream lines that could not be read */
-	/* Issue 14: which machine; NULL writes every field "unavailable". */
+	/* Which machine; NULL writes every field "unavailable". */
 	const machine_identity *identity;
-	/* Issue 12, lockdown: where the settings came from, what was not applied. */
+	/* Under lockdown: where the settings came from, what was not applied. */
 	const char *settings_source;	  /* HWLAT_SETTINGS_SOURCE_* */
 	const char *settings_not_applied; /* NULL: every requested setting in force */
 	const char *backend; /* HWLAT_BACKEND_*; NULL: module */
-	/* Issue 14: the time sampled; NULL writes "unavailable". */
+	/* The time sampled; NULL writes "unavailable". */
 	const sampled_time *sampled;
 } scan_summary;
 

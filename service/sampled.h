@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The time a scan actually sampled (issue 14; docs/interfaces.md, debugfs
+ * The time a scan actually sampled (docs/interfaces.md, debugfs
  * `sampled` and HWLAT_SAMPLED_NS, HWLAT_SAMPLED_CPU_NS): the module's
  * per-CPU sums of its widths, read and checked, and their journal forms.
  */

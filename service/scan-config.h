@@ -25,7 +25,11 @@
 /* The scan's own bound (366 days); the module's are in src/hwlat_abi.h. */
 #define CONFIG_MAX_DURATION_NS (366 * 86400 * NSEC_PER_SEC)
 
-/* Who samples (issue 15): our module, the kernel's hwlat tracer, or either. */
+/*
+ * Who samples: our module, the kernel's hwlat tracer (where the module
+ * cannot be loaded: Secure Boot without an enrolled key, a kernel DKMS
+ * cannot build for), or either.
+ */
 typedef enum backend_kind {
 	BACKEND_MODULE,
 	BACKEND_TRACER,
@@ -44,8 +48,8 @@ typedef enum config_key {
 	CONFIG_CPUS,
 	CONFIG_HARDLIMIT,
 	CONFIG_FAIL_IF,
-	CONFIG_OPENMETRICS_FILE, /* issue 14 */
-	CONFIG_BACKEND,		 /* issue 15 */
+	CONFIG_OPENMETRICS_FILE,
+	CONFIG_BACKEND,
 	_CONFIG_KEY_MAX,
 } config_key;
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The kernel's own hwlat tracer as a backend of hwlat-scan (issue 15):
+ * The kernel's own hwlat tracer as a backend of hwlat-scan, for machines
+ * that cannot load our module:
  * finding tracefs, saving, changing and restoring the tracer's state
  * (current_tracer, tracing_thresh, tracing_cpumask, hwlat_detector/width,
  * window and mode, tracing_on), and parsing the hwlat lines of trace_pipe
