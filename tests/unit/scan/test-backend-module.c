@@ -20,27 +20,11 @@
 #include "backend.h"
 #include "unit-test.h"
 
-static char dir[] = "/tmp/hwlat-test-backend-XXXXXX";
-
-static void put(const char *name, const char *text)
-{
-	char path[512];
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	if (write_file_len(path, text, strlen(text)) < 0) {
-		printf("Bail out! cannot write %s\n", path);
-		exit(1);
-	}
-}
-
 static const char *get(const char *name, char *buf, size_t size)
 {
-	char path[512];
-	FILE *f;
+	FILE *f = fopen(at(name), "re");
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	buf[0] = '\0';
-	f = fopen(path, "re");
 	if (f) {
 		if (!fgets(buf, (int)size, f))
 			buf[0] = '\0';
@@ -58,10 +42,6 @@ static void make_detector(void)
 		{ "clock", "tsc\n" }, { "smi", "MSR_SMI_COUNT\n" }, { "stream", "" },
 	};
 
-	if (!mkdtemp(dir)) {
-		printf("Bail out! mkdtemp: %s\n", strerror(errno));
-		exit(1);
-	}
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
 		put(files[i][0], files[i][1]);
 }
@@ -76,7 +56,7 @@ static void test_restore_once(void)
 	char buf[64];
 	int r;
 
-	o.detector_dir = dir;
+	o.detector_dir = scratch;
 	b->o = &o;
 	b->cfg = &cfg;
 	config_init(&cfg);
@@ -115,21 +95,12 @@ static void test_restore_once(void)
 
 int main(void)
 {
-	static const char *const names[] = {
-		"threshold", "width", "window", "mode", "cpus", "enable", "dropped",
-		"floor", "clock", "smi", "stream",
-	};
-	char path[512];
-
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	/* No module parameters: its per-mode bounds are unknown, so lifted. */
 	setenv("HWLAT_SYS_MODULE", "/nonexistent", 1);
+	scratch_init();
 	make_detector();
 	test_restore_once();
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-		unlink(path);
-	}
-	rmdir(dir);
+	scratch_done();
 	return tap_finish();
 }

@@ -1,14 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The pure parts of service/tracer.c (issue 15): a cpulist as the kernel's
+ * The pure parts of service/tracer.c: a cpulist as the kernel's
  * tracing_cpumask and back (groups of 32 bits, most significant first,
  * separated by commas), and the trace_pipe line parser at its edges:
  * padding, the NMI fields, lost-event lines, other tracers' lines, and
  * lines that name the hwlat format but break it.
  */
-#include <stdint.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "tracer.h"
 #include "unit-test.h"
@@ -119,6 +124,8 @@ static void test_parse(void)
 
 int main(void)
 {
+	/* TAP lines and the code's stderr messages interleave readably. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	test_cpumask();
 	test_parse();
 	return tap_finish();

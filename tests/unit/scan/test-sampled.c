@@ -1,20 +1,23 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Unit tests of the time sampled (issue 14, service/sampled.c), TAP
- * output. Proves that: a valid `sampled` text gives each CPU's figure and
- * their sum, and a malformed one leaves the result untouched; under module
- * parameters the scan's part is each CPU's growth, a CPU that did not grow
- * is not listed, and a CPU whose figure went down makes it unknown; the
- * journal fields are "unavailable" without a figure, 0 and empty for none,
- * and the list of 1024 CPUs with 20-digit figures fits in a summary entry;
- * smi-rate divides by the sum over CPUs (method sum) or the longest CPU's
- * time (max-per-cpu).
+ * The time sampled (service/sampled.c), TAP output. Proves that: a valid
+ * `sampled` text gives each CPU's figure and their sum, and a malformed
+ * one leaves the result untouched; under module parameters the scan's part
+ * is each CPU's growth, a CPU that did not grow is not listed, and a CPU
+ * whose figure went down makes it unknown; the journal fields are
+ * "unavailable" without a figure, 0 and empty for none, and the list of
+ * 1024 CPUs with 20-digit figures fits in a summary entry; smi-rate
+ * divides by the sum over CPUs (method sum) or the longest CPU's time
+ * (max-per-cpu).
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "hwlat-journal.h"
 #include "journal-entry.h"
@@ -22,14 +25,6 @@
 #include "unit-test.h"
 
 static sampled_time t, u;
-
-static bool field_is(const journal_entry *e, const char *name, const char *want)
-{
-	static char buf[32768];
-	const char *v = entry_field(e, name, buf, sizeof(buf));
-
-	return v && strcmp(v, want) == 0;
-}
 
 static bool cpus_are(const sampled_time *s, const char *want)
 {
@@ -135,9 +130,11 @@ static void test_smi_ns(void)
 
 int main(void)
 {
+	/* TAP lines and the code's stderr messages interleave readably. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	test_parse();
 	test_since();
-	test_smi_ns();
 	test_entry();
+	test_smi_ns();
 	return tap_finish();
 }

@@ -1,45 +1,27 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Unit tests of the machine identity in the scan summary (issue 14), TAP
- * output. Proves that: the DMI strings, the microcode revision and the
+ * The machine identity in the scan summary (service/identity.c), TAP
+ * output. Proves that the DMI strings, the microcode revision and the
  * online CPU count are read below a root that tests can fake; a missing or
  * empty file says "unavailable", never "" or 0; CPUs that disagree on the
- * microcode give their distinct values; a cpulist is counted exactly at
- * its edges; and the summary entry carries every field, "unavailable"
- * without an identity.
+ * microcode give their distinct values; a microcode revision that fits
+ * the buffer exactly is kept; a cpulist is counted exactly at its edges;
+ * and the summary entry carries every field, "unavailable" without an
+ * identity.
  */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "hwlat-journal.h"
 #include "identity.h"
 #include "journal-entry.h"
 #include "unit-test.h"
-
-static void put(const char *root, const char *path, const char *text)
-{
-	char full[512], dir[512], *slash;
-
-	snprintf(full, sizeof(full), "%s/%s", root, path);
-	snprintf(dir, sizeof(dir), "%s", full);
-	for (slash = strchr(dir + strlen(root) + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
-		*slash = '\0';
-		mkdir(dir, 0755);
-		*slash = '/';
-	}
-	if (write_file_len(full, text, strlen(text)) < 0)
-		ok(false, "cannot write %s", full);
-}
-
-static bool field_is(const journal_entry *e, const char *name, const char *want)
-{
-	char buf[512];
-	const char *v = entry_field(e, name, buf, sizeof(buf));
-
-	return v && strcmp(v, want) == 0;
-}
 
 static void test_cpulist_count(void)
 {
@@ -113,15 +95,15 @@ static void test_identity_read(void)
 		ok(false, "mkdtemp");
 		return;
 	}
-	put(root, "sys/class/dmi/id/sys_vendor", "Fake Vendor Inc.\n");
-	put(root, "sys/class/dmi/id/product_name", "  Rack 9000  \n");
-	put(root, "sys/class/dmi/id/board_vendor", "\n");
-	put(root, "sys/class/dmi/id/bios_vendor", "Fake BIOS Co\n");
-	put(root, "sys/class/dmi/id/bios_version", "2.17.1\nsecond line\n");
-	put(root, "sys/class/dmi/id/bios_date", "03/14/2025\n");
-	put(root, "proc/cpuinfo", "processor\t: 0\nmicrocode\t: 0x2b000603\n\n"
+	put_below(root, "sys/class/dmi/id/sys_vendor", "Fake Vendor Inc.\n");
+	put_below(root, "sys/class/dmi/id/product_name", "  Rack 9000  \n");
+	put_below(root, "sys/class/dmi/id/board_vendor", "\n");
+	put_below(root, "sys/class/dmi/id/bios_vendor", "Fake BIOS Co\n");
+	put_below(root, "sys/class/dmi/id/bios_version", "2.17.1\nsecond line\n");
+	put_below(root, "sys/class/dmi/id/bios_date", "03/14/2025\n");
+	put_below(root, "proc/cpuinfo", "processor\t: 0\nmicrocode\t: 0x2b000603\n\n"
 				  "processor\t: 1\nmicrocode\t: 0x2b000603\n");
-	put(root, "sys/devices/system/cpu/online", "0-3,6\n");
+	put_below(root, "sys/devices/system/cpu/online", "0-3,6\n");
 	identity_read(root, &id);
 	ok(strcmp(id.sys_vendor, "Fake Vendor Inc.") == 0 &&
 		   strcmp(id.product_name, "Rack 9000") == 0,
@@ -138,7 +120,7 @@ static void test_identity_read(void)
 	ok(id.cpu_count_known && id.cpu_count == 5, "CPU count %llu of 0-3,6",
 	   (unsigned long long)id.cpu_count);
 
-	put(root, "sys/devices/system/cpu/online", "garbage\n");
+	put_below(root, "sys/devices/system/cpu/online", "garbage\n");
 	identity_read(root, &id);
 	ok(!id.cpu_count_known, "unreadable cpulist: CPU count unavailable");
 
@@ -203,11 +185,36 @@ static void test_summary_fields(void)
 	ok(r == 0, "summary with 255-byte identity strings fits (r = %d)", r);
 }
 
+static void test_microcode_fit(void)
+{
+	char buf[6];
+
+	/* "0xb4" and the room for a ',' before a next value: 6 bytes. */
+	cpuinfo_microcode("microcode\t: 0xb4\n", buf, sizeof(buf));
+	ok(strcmp(buf, "0xb4") == 0, "microcode 0xb4 into 6 bytes: '%s' (want '0xb4')", buf);
+
+	/* A second revision is added whole or not at all: ",0xb5" needs 5 more bytes. */
+	char two[10];
+	const char *info = "microcode\t: 0xb4\nmicrocode\t: 0xb5\n";
+
+	cpuinfo_microcode(info, two, 9);
+	ok(strcmp(two, "0xb4") == 0, "microcode 0xb4 and 0xb5 into 9 bytes: '%s' (want '0xb4')",
+	   two);
+	cpuinfo_microcode(info, two, 10);
+	ok(strcmp(two, "0xb4,0xb5") == 0,
+	   "microcode 0xb4 and 0xb5 into 10 bytes: '%s' (want '0xb4,0xb5')", two);
+}
+
 int main(void)
 {
+	/* TAP lines and the code's stderr messages interleave readably. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	scratch_init();
 	test_cpulist_count();
 	test_microcode();
 	test_identity_read();
 	test_summary_fields();
+	test_microcode_fit();
+	scratch_done();
 	return tap_finish();
 }
