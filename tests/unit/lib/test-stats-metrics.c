@@ -257,7 +257,7 @@ static void test_openmetrics_empty(void)
 	stats_done(&all);
 }
 
-/* The time sampled (issue 14 item 4): exact seconds, per CPU that sampled,
+/* The time sampled: exact seconds, per CPU that sampled,
  * after the duration and before the newest scan's figures; absent unknown. */
 static void test_openmetrics_sampled(void)
 {

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""TAP output of the Python scan tests (test-scan.py, test-scan-hostile.py,
-test-scan-attrib.py, test-fail-if.py): one count of checks for the whole
+"""TAP output of the Python scan tests (test-hwlat-scan.py and the
+test-scan-*.py scripts): one count of checks for the whole
 program, whichever script's check ran, and the loop that runs the test
 functions, each in a temporary directory of its own."""
 import shutil

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""Issue 12, items 4 and 7 in hwlat-scan: runs it against the fake detector
-of test-scan.py and a fake /sys/module (HWLAT_SYS_MODULE), and proves that:
+"""The module's per-mode bounds and kernel lockdown in hwlat-scan: runs it
+against the fake detector (fake_detector.py) and a fake /sys/module
+(HWLAT_SYS_MODULE), and proves that:
 
 - the per-mode bounds are checked before anything is touched: stop-machine
   width at most 10000 us and width/window at most 10 %, per-cpu at most
@@ -25,7 +26,6 @@ of test-scan.py and a fake /sys/module (HWLAT_SYS_MODULE), and proves that:
 
 TAP output; exit status 1 when any check failed.
 """
-import importlib.util
 import os
 import shutil
 import subprocess
@@ -35,36 +35,14 @@ import threading
 import time
 
 sys.dont_write_bytecode = True  # keep the source tree clean
-HERE = os.path.dirname(os.path.abspath(__file__))
-_spec = importlib.util.spec_from_file_location("scan_fake", os.path.join(HERE, "test-scan.py"))
-fake = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(fake)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fake_detector as fake  # noqa: E402
 
 SAMPLE_ID, SUMMARY_ID = fake.SAMPLE_ID, fake.SUMMARY_ID
+SETTINGS, PARAMS = fake.SETTINGS, fake.PARAMS
 ok = fake.ok
-SETTINGS = ("enable", "threshold", "width", "window", "mode", "cpus")
-
-
-def fake_sys_module(tmp, **params):
-    """<tmp>/sys-module/hwlat_detector/parameters/<name> for each param."""
-    root = os.path.join(tmp, "sys-module")
-    pdir = os.path.join(root, "hwlat_detector", "parameters")
-    os.makedirs(pdir)
-    for name, text in params.items():
-        if text is None:
-            continue
-        with open(os.path.join(pdir, name), "w") as f:
-            f.write(text)
-    return root
-
-
-def summaries(export):
-    try:
-        return [e for e in fake.parse_export(export) if e.get("MESSAGE_ID") == SUMMARY_ID]
-    except FileNotFoundError:
-        return []
-
-
+fake_sys_module, summaries = fake.fake_sys_module, fake.summaries
+locked_wrapper = fake.locked_wrapper
 # --- per-mode bounds --------------------------------------------------------
 
 def bounds_case(tmp, name, args, allow, want_ok, want_msg=None, mode_file=None):
@@ -154,20 +132,6 @@ def test_mode_bounds(tmp):
 
 # --- settings from module parameters ----------------------------------------
 
-PARAMS = {"enabled": "1\n", "threshold": "20\n", "width": "100000\n", "window": "200000\n",
-          "mode": "round-robin\n", "cpus": "0-1\n", "debug": "0\n", "allow_high_duty": "N\n"}
-
-
-def locked_wrapper():
-    """What makes a 0000 file refuse us: nothing when not root; as root, a
-    user namespace without mappings (no capability over our own files)."""
-    if os.geteuid() != 0:
-        return []
-    r = subprocess.run(["unshare", "-U", "true"], capture_output=True)
-    return ["unshare", "-U"] if r.returncode == 0 else None
-
-
-# `sampled` before and after: since the load, the scan's part is the growth.
 SAMPLED = ("0 100\n1 200\n", "0 350\n1 200\n2 50\n")
 
 
@@ -321,7 +285,7 @@ def test_locked(tmp):
        f"a module loaded with enabled=0: exit 4 with the modprobe.d line, no summary (got {rc})",
        err)
 
-    # A module whose parameters are not readable (mode 0 before issue 12).
+    # A module whose parameters are not readable (mode 0: built before they were).
     rc, out, err, sm, samples, d = locked_scan(tmp, "no-params", [],
                                                params={"enabled": None})
     ok(rc == 4 and "and the hwlat_detector module shows no parameters in "
@@ -381,7 +345,7 @@ def main():
     if not os.access(fake.SCAN, os.X_OK):
         print(f"Bail out! {fake.SCAN} is not built")
         return 1
-    import scan_tap  # the counts of ok (test-scan.py imports it)
+    import scan_tap  # the counts of ok (fake_detector.py imports it)
     return scan_tap.run((test_mode_bounds, test_locked, test_locked_start))
 
 

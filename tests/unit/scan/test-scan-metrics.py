@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""Issue 14: hwlat-scan's openmetrics_file on the fake detector of
-test-scan.py. Proves that after a scan the file holds the scan's figures
+"""hwlat-scan's openmetrics_file on the fake detector (fake_detector.py).
+Proves that after a scan the file holds the scan's figures
 at exact values (samples, max, percentiles, latency sum, SMIs, NMIs,
 unexplained and dropped windows, duration, threshold, the scan's end and
 status, the time sampled in all and per CPU, per CPU samples, max, SMIs
@@ -12,7 +12,6 @@ hwlat_smis out (never 0), that the file is replaced atomically (mode
 cannot be written names the path and the cause and exits 5, and that the
 config key and --openmetrics-file are checked (an absolute path) and shown
 by --check-config. TAP output."""
-import importlib.util
 import os
 import re
 import shutil
@@ -20,46 +19,16 @@ import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-spec = importlib.util.spec_from_file_location("scan_tests", os.path.join(HERE, "test-scan.py"))
-st = importlib.util.module_from_spec(spec)
-sys.dont_write_bytecode = True
-spec.loader.exec_module(st)
+sys.dont_write_bytecode = True  # keep the source tree clean
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fake_detector as st  # noqa: E402
 
-# Five windows: latencies 10, 20, 30 us (inner), 25, 5 us (outer); one SMI
-# window (2 SMIs on CPU 1), one NMI window, so 3 unexplained; seq 5 lost.
-LINES = [
-    st.line(1, 0, 1700000000, 0, 10000, 0, 1, 0, 0, 0),
-    st.line(2, 1, 1700000001, 0, 20000, 0, 1, 0, 0, 2),
-    st.line(3, 0, 1700000002, 0, 30000, 1000, 1, 1, 30000, 0),
-    st.line(4, 1, 1700000003, 0, 1000, 25000, 1, 0, 0, 0),
-    st.line(6, 0, 1700000005, 0, 5000, 0, 1, 0, 0, 0),
-]
+LINES = st.FIVE_WINDOWS
 
 
 def scan(tmp, name, args, config=None, **fake):
     """One 1 s scan of LINES; returns (result, summary entry)."""
-    sub = os.path.join(tmp, name)
-    os.mkdir(sub)
-    d = st.make_fake(sub, **{"dropped": "1\n", **fake})
-    export = os.path.join(sub, "export")
-    extra = []
-    if config is not None:
-        conf = os.path.join(sub, "scan.conf")
-        with open(conf, "w") as f:
-            f.write(config)
-        extra = ["--config", conf]
-
-    def script(w):
-        for ln in LINES:
-            w.write(ln)
-        w.flush()
-
-    mod = st.FakeModule(d, script)
-    mod.start()
-    r = st.run_scan(["--detector-dir", d, "--journal-export", export, "--duration", "1"]
-                    + extra + args)
-    mod.join(5)
+    r, _, export = st.scan_lines(tmp, name, args, config, **fake)
     entries = st.parse_export(export) if os.path.exists(export) else []
     summary = [e for e in entries if e.get("MESSAGE_ID") == st.SUMMARY_ID]
     return r, summary[0] if summary else {}
@@ -156,7 +125,7 @@ def main(tmp):
     rc, msg = promtool(prom2)
     st.ok(rc == 0, "promtool check metrics passes without SMIs", msg)
 
-    # A module without `sampled` (older than issue 14): no time sampled,
+    # A module without `sampled` (older than the tools): no time sampled,
     # never 0.
     prom4 = os.path.join(out, "nosampled.prom")
     r, _ = scan(tmp, "nosampled", ["--openmetrics-file", prom4], sampled=None)
@@ -225,6 +194,6 @@ if __name__ == "__main__":
         st.ok(False, f"raised {e!r}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    import scan_tap  # the counts of st.ok (test-scan.py imports it)
+    import scan_tap  # the counts of st.ok (fake_detector.py imports it)
     print(f"1..{scan_tap.n_tests}")
     sys.exit(1 if scan_tap.n_failed else 0)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""Issue 14, item 4, scanner side: runs hwlat-scan against the fake detector
-of test-scan.py (this script playing the module) and proves that:
+"""The time sampled, scanner side: runs hwlat-scan against the fake detector
+(fake_detector.py, this script playing the module) and proves that:
 
 - the module's debugfs `sampled` ("<cpu> <ns>" lines) becomes
   HWLAT_SAMPLED_NS (the sum) and HWLAT_SAMPLED_CPU_NS ("<cpu>:<ns>" joined
@@ -18,16 +18,13 @@ of test-scan.py (this script playing the module) and proves that:
 (The tracer backend's "unavailable" is in test-scan-tracer.py, the parser's
 edges in test-sampled-units.c.) TAP output; exit status 1 when any check failed.
 """
-import importlib.util
 import os
 import sys
 import threading
 
 sys.dont_write_bytecode = True  # keep the source tree clean
-HERE = os.path.dirname(os.path.abspath(__file__))
-_spec = importlib.util.spec_from_file_location("scan_fake", os.path.join(HERE, "test-scan.py"))
-fake = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(fake)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fake_detector as fake  # noqa: E402
 
 SUMMARY_ID = fake.SUMMARY_ID
 ok = fake.ok
@@ -161,7 +158,7 @@ def main():
     if not os.access(fake.SCAN, os.X_OK):
         print(f"Bail out! {fake.SCAN} is not built")
         return 1
-    import scan_tap  # the counts of ok (test-scan.py imports it)
+    import scan_tap  # the counts of ok (fake_detector.py imports it)
     return scan_tap.run((test_sampled, test_empty, test_no_file, test_malformed))
 
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""Issue 15, item 1: hwlat-scan --backend=tracer|auto against a fake tracefs
-(--tracefs-dir: regular files for the tracer's settings, a FIFO for
-trace_pipe, this script playing the kernel), and proves that:
+"""The tracer backend (service/backend-tracer.c): hwlat-scan
+--backend=tracer|auto against a fake tracefs (fake_tracefs.py: regular
+files for the tracer's settings, a FIFO for trace_pipe, a thread playing
+the kernel), and proves that:
 
 - the settings are written before trace_pipe is opened, and hwlat is the
   current tracer by then (a real kernel refuses to change the tracer while
@@ -30,129 +31,20 @@ trace_pipe, this script playing the kernel), and proves that:
 
 TAP output; exit status 1 when any check failed.
 """
-import importlib.util
 import os
 import signal
 import sys
-import threading
 import time
 
 sys.dont_write_bytecode = True  # keep the source tree clean
-HERE = os.path.dirname(os.path.abspath(__file__))
-_spec = importlib.util.spec_from_file_location("scan_fake", os.path.join(HERE, "test-scan.py"))
-fake = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(fake)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fake_detector as fake  # noqa: E402
+from fake_tracefs import (  # noqa: E402
+    FOREIGN, L1, L2, L3, LOST, FakeKernel, entries, hwlat_fields, make_tracefs, scan,
+    snapshot)
 
 SAMPLE_ID, SUMMARY_ID = fake.SAMPLE_ID, fake.SUMMARY_ID
 ok = fake.ok
-
-TRACEFS = {
-    "available_tracers": "hwlat blk function nop\n",
-    "current_tracer": "nop\n",
-    "tracing_thresh": "7\n",
-    "tracing_cpumask": "1\n",
-    "tracing_on": "0\n",
-    "hwlat_detector/width": "300000\n",
-    "hwlat_detector/window": "600000\n",
-    "hwlat_detector/mode": "none [round-robin] per-cpu\n",
-}
-
-# Lines as the 6.1 kernel prints them ("#%-5u inner/outer(us): %4llu/%-5llu ...").
-L1 = ("          <idle>-0       [001] d.... 1234.567890: #1     inner/outer(us):   12/10    "
-      "ts:1700000000.123456789 count:1")
-L2 = ("        hwlatd-123     [000] dn... 1235.000001: #2     inner/outer(us):    5/30    "
-      "ts:1700000001.000000001 count:3 nmi-total:7 nmi-count:2")
-LOST = "CPU:1 [LOST 4 EVENTS]"
-FOREIGN = "            bash-42      [000] ..... 1236.0: sys_enter: NR 0 (0, 0, 0)"
-L3 = ("          <idle>-0       [001] d.... 1237.000000: #5     inner/outer(us): 1500/2     "
-      "ts:1700000002.000000000 count:2 nmi-count:1")
-
-
-def make_tracefs(root, **over):
-    d = os.path.join(root, "tracing")
-    os.makedirs(os.path.join(d, "hwlat_detector"))
-    files = dict(TRACEFS)
-    for k, v in over.items():
-        files[k.replace("__", "/")] = v
-    for name, text in files.items():
-        if text is None:
-            continue
-        with open(os.path.join(d, name), "w") as f:
-            f.write(text)
-    os.mkfifo(os.path.join(d, "trace_pipe"))
-    return d
-
-
-def mode_name(text):
-    """The kernel shows "none [round-robin] per-cpu" and takes "round-robin":
-    a regular file shows what was written, so compare the names."""
-    if "[" in text:
-        return text[text.index("[") + 1:text.index("]")] + "\n"
-    return text
-
-
-def snapshot(d):
-    out = {}
-    for base, _, names in os.walk(d):
-        for n in names:
-            p = os.path.join(base, n)
-            if n != "trace_pipe":
-                out[os.path.relpath(p, d)] = fake.read(base, n)
-    if "hwlat_detector/mode" in out:
-        out["hwlat_detector/mode"] = mode_name(out["hwlat_detector/mode"])
-    return out
-
-
-class FakeKernel(threading.Thread):
-    """Plays the tracer: once hwlat-scan opens trace_pipe it records the
-    settings, writes lines, waits for current_tracer to be restored."""
-
-    def __init__(self, d, lines, close_early=False):
-        super().__init__(daemon=True)
-        self.d, self.lines, self.close_early = d, lines, close_early
-        self.at_open = None
-        self.error = None
-
-    def run(self):
-        path = os.path.join(self.d, "trace_pipe")
-        end = time.monotonic() + 30
-        fd = -1
-        while time.monotonic() < end:
-            try:
-                fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
-                break
-            except OSError:  # ENXIO: no reader yet
-                time.sleep(0.01)
-        if fd < 0:
-            self.error = "trace_pipe was never opened"
-            return
-        try:
-            self.at_open = snapshot(self.d)
-            for line in self.lines:
-                os.write(fd, (line + "\n").encode())
-            if self.close_early:  # trace_pipe ends under the scan
-                return
-            if not fake.wait_for(lambda: fake.read(self.d, "current_tracer") == "nop\n", 120):
-                self.error = "current_tracer never went back to nop"
-        except Exception as e:
-            self.error = repr(e)
-        finally:
-            os.close(fd)
-
-
-def scan(d, args, export, env=None):
-    return fake.run_scan(["--tracefs-dir", d, "--journal-export", export] + args, env=env)
-
-
-def entries(export, mid):
-    try:
-        return [e for e in fake.parse_export(export) if e.get("MESSAGE_ID") == mid]
-    except FileNotFoundError:
-        return []
-
-
-def hwlat_fields(e):
-    return {k: v for k, v in e.items() if k.startswith("HWLAT_") and k != "HWLAT_SCAN_ID"}
 
 
 def test_scan(tmp):
@@ -214,7 +106,7 @@ def test_scan(tmp):
         "HWLAT_DROPPED": "4", "HWLAT_SMI_TOTAL": "unavailable",
         "HWLAT_SMI_UNAVAILABLE": "the kernel's hwlat tracer does not count SMIs",
         "HWLAT_NMI_TOTAL": "3", "HWLAT_FLOOR_NS": "unavailable", "HWLAT_SKIPPED_LINES": "0",
-        # Issue 14: the tracer says nothing of the time it sampled.
+        # The tracer says nothing of the time it sampled.
         "HWLAT_SAMPLED_NS": "unavailable", "HWLAT_SAMPLED_CPU_NS": "unavailable",
     }
     got_sum = {k: s.get(k) for k in want_sum}
@@ -588,7 +480,7 @@ def main():
     if not os.access(fake.SCAN, os.X_OK):
         print(f"Bail out! {fake.SCAN} is not built")
         return 1
-    import scan_tap  # the counts of ok (test-scan.py imports it)
+    import scan_tap  # the counts of ok (fake_detector.py imports it)
     return scan_tap.run((test_scan, test_smi_rate, test_threshold_default, test_sigterm_and_lock, test_refusals,
                          test_busy_message, test_failures, test_auto, test_config,
                          test_load_module))

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""Issue 12, user-space side: runs hwlat-scan against the fake detector of
-test-scan.py (this script playing the module) and proves that:
+"""The attribution of latencies to SMIs and NMIs, and the platform and
+machine facts beside them, in hwlat-scan: runs it against the fake
+detector (fake_detector.py, this script playing the module) and proves
+that:
 
 - stream lines with smi_ns carry smi_count and smi_ns into the journal, the
   old line without smi_ns gives HWLAT_SMI_NS=unavailable, and "-" is the word
@@ -22,7 +24,6 @@ test-scan.py (this script playing the module) and proves that:
 
 TAP output; exit status 1 when any check failed.
 """
-import importlib.util
 import json
 import os
 import platform
@@ -30,10 +31,8 @@ import subprocess
 import sys
 
 sys.dont_write_bytecode = True  # keep the source tree clean
-HERE = os.path.dirname(os.path.abspath(__file__))
-_spec = importlib.util.spec_from_file_location("scan_fake", os.path.join(HERE, "test-scan.py"))
-fake = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(fake)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fake_detector as fake  # noqa: E402
 
 REPORT = os.path.abspath(os.environ.get("HWLAT_REPORT", "report/hwlat-report"))
 SAMPLE_ID, SUMMARY_ID = fake.SAMPLE_ID, fake.SUMMARY_ID
@@ -222,7 +221,7 @@ def test_platform(tmp):
     # journalctl gives a value with control bytes as a list of bytes
     got = {k: bytes(v).decode() if isinstance(v, list) else v
            for k, v in fields(sm, *want).items()}
-    ok(got == want, "machine identity from the fake root (issue 14)", got)
+    ok(got == want, "machine identity from the fake root", got)
     ok("hwlat-scan: machine: Fake Vendor Rack ?[31m9000, board unavailable unavailable, "
        "BIOS Fake BIOS 2.17.1 03/14/2025, microcode 0xf0, 8 CPUs\n" in r.stdout,
        "the scan prints the identity, control bytes as '?'", r.stdout)

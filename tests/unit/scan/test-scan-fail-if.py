@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Proves hwlat-scan's --fail-if and the fail_if config key on the fake
-detector of test-scan.py: a condition that holds exits 6 and prints the
+detector (fake_detector.py): a condition that holds exits 6 and prints the
 condition on stderr ("FAIL: max = 30 us > 29.999 us"); at the limit it
 passes (exit 0, "pass: ..." with the summary); percentiles, SMI, NMI,
 unexplained, dropped and sample counts are those of the scan; smi-rate is
@@ -10,49 +10,19 @@ the longest CPU per-cpu), unknown and failing without it; the command
 line replaces the file's fail_if; --hardlimit keeps exit 1 when both fail;
 a bad condition is a usage error (exit 2) naming it, the detector
 untouched. TAP output."""
-import importlib.util
 import os
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-spec = importlib.util.spec_from_file_location("scan_tests", os.path.join(HERE, "test-scan.py"))
-st = importlib.util.module_from_spec(spec)
-sys.dont_write_bytecode = True
-spec.loader.exec_module(st)
+sys.dont_write_bytecode = True  # keep the source tree clean
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fake_detector as st  # noqa: E402
 
-# Five windows: latencies 10, 20, 30 us (inner), 25, 5 us (outer); one SMI
-# window (2 SMIs), one NMI window, so 3 unexplained.
-LINES = [
-    st.line(1, 0, 1700000000, 0, 10000, 0, 1, 0, 0, 0),
-    st.line(2, 1, 1700000001, 0, 20000, 0, 1, 0, 0, 2),
-    st.line(3, 0, 1700000002, 0, 30000, 1000, 1, 1, 30000, 0),
-    st.line(4, 1, 1700000003, 0, 1000, 25000, 1, 0, 0, 0),
-    st.line(6, 0, 1700000005, 0, 5000, 0, 1, 0, 0, 0),   # seq 5 lost
-]
+LINES = st.FIVE_WINDOWS
 
 
 def scan(tmp, name, args, config=None, lines=LINES, **fake):
     """One 1 s scan of lines; returns (result, detector dir)."""
-    sub = os.path.join(tmp, name)
-    os.mkdir(sub)
-    d = st.make_fake(sub, **{"dropped": "1\n", **fake})
-    extra = []
-    if config is not None:
-        conf = os.path.join(sub, "scan.conf")
-        with open(conf, "w") as f:
-            f.write(config)
-        extra = ["--config", conf]
-
-    def script(w):
-        for ln in lines:
-            w.write(ln)
-        w.flush()
-
-    mod = st.FakeModule(d, script)
-    mod.start()
-    r = st.run_scan(["--detector-dir", d, "--journal-export", os.path.join(sub, "export"),
-                     "--duration", "1"] + extra + args)
-    mod.join(5)
+    r, d, _ = st.scan_lines(tmp, name, args, config, lines, **fake)
     return r, d
 
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""Runs hwlat-scan against the fake detector of test-scan.py under hostile
-conditions (issue 13) and pins what users read at the edges (issue 17):
+"""How a scan runs (service/scan-run.c, reader.c, tally.c), whatever
+befalls it: runs hwlat-scan against the fake detector (fake_detector.py)
+under hostile conditions and pins what users read at the limits:
 
 - every terminating signal (SIGHUP, SIGQUIT, SIGINT, SIGUSR1, a terminal
   hanging up) ends the scan like SIGTERM: detector disabled, settings
@@ -25,7 +26,6 @@ conditions (issue 13) and pins what users read at the edges (issue 17):
 TAP output; exit status 1 when any check failed.
 """
 import fcntl
-import importlib.util
 import os
 import pty
 import re
@@ -40,10 +40,9 @@ import termios
 import threading
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-_spec = importlib.util.spec_from_file_location("scantest", os.path.join(HERE, "test-scan.py"))
-T = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(T)
+sys.dont_write_bytecode = True  # keep the source tree clean
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fake_detector as T  # noqa: E402
 
 SCAN, ok, line, make_fake = T.SCAN, T.ok, T.line, T.make_fake
 read, snapshot, wait_for, enabled = T.read, T.snapshot, T.wait_for, T.enabled

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""Edges of hwlat-scan itself (service/hwlat-scan.c) that mutants showed
-untested (tests/mutation), on the fake detector of test-scan.py:
+"""How each failure of a scan is said and what status it ends in, module
+and tracer backends alike, on the fake detector (fake_detector.py) and
+tracefs (fake_tracefs.py); the cases tests/mutation found untested:
 
 - a scan that did not load the module runs no module tool (every scan
   here gets a fake one);
@@ -64,7 +65,6 @@ untested (tests/mutation), on the fake detector of test-scan.py:
 
 TAP output; exit status 1 when any check failed.
 """
-import importlib.util
 import fcntl
 import os
 import resource
@@ -76,20 +76,10 @@ import threading
 import time
 
 sys.dont_write_bytecode = True  # keep the source tree clean
-HERE = os.path.dirname(os.path.abspath(__file__))
-_spec = importlib.util.spec_from_file_location("scan_fake", os.path.join(HERE, "test-scan.py"))
-fake = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(fake)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fake_detector as fake  # noqa: E402
 
-_spec = importlib.util.spec_from_file_location(
-    "scan_lockdown", os.path.join(HERE, "test-scan-lockdown.py"))
-lockdown = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(lockdown)
-
-_spec = importlib.util.spec_from_file_location(
-    "scan_tracer", os.path.join(HERE, "test-scan-tracer.py"))
-tracer = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(tracer)
+import fake_tracefs as tracer  # noqa: E402
 
 ok = fake.ok
 
@@ -370,15 +360,15 @@ def test_locked_eof_with_signal(tmp):
     """With the module's settings (debugfs refuses writes) the stream is
     read once more after the scan stops: an EOF found there fails the scan
     even when a signal stopped it."""
-    wrapper = lockdown.locked_wrapper()
+    wrapper = fake.locked_wrapper()
     if wrapper is None:
         ok(True, "locked scan, EOF after a signal # SKIP no user namespace")
         return
     d = fake.make_fake(tmp)
     os.chmod(tmp, 0o755)
-    for f in lockdown.SETTINGS:
+    for f in fake.SETTINGS:
         os.chmod(os.path.join(d, f), 0)
-    env = no_module_tool(tmp, HWLAT_SYS_MODULE=lockdown.fake_sys_module(tmp, **lockdown.PARAMS))
+    env = no_module_tool(tmp, HWLAT_SYS_MODULE=fake.fake_sys_module(tmp, **fake.PARAMS))
     export = os.path.join(tmp, "export.txt")
     fd = os.open(os.path.join(d, "stream"), os.O_RDWR | os.O_NONBLOCK)
     p = subprocess.Popen(wrapper + [fake.SCAN] + fake.NO_CONFIG +
@@ -773,7 +763,7 @@ def main():
     if not os.access(fake.SCAN, os.X_OK):
         print(f"Bail out! {fake.SCAN} is not built")
         return 1
-    import scan_tap  # the counts of ok (test-scan.py imports it)
+    import scan_tap  # the counts of ok (fake_detector.py imports it)
     return scan_tap.run((test_too_many_options, test_unavailable_counts, test_journal_refuses, test_cannot_disable,
                           test_cannot_enable, test_sequence_back_and_escapes,
                           test_count_fails, test_stream_does_not_end,
