@@ -120,6 +120,18 @@ class Journal:
         return path
 
 
+def thousand_samples(path, scan, t0):
+    """A journal file of one scan of 10 s from t0 with 1000 samples on two
+    CPUs (7000 ns and up) and its summary, 5 s sampled: 1001 hwlat entries
+    for a walk. Returns path."""
+    j = Journal()
+    for i in range(1000):
+        j.sample(scan, i + 1, i % 2, t0 + i * 1000, 7000 + i)
+    j.summary(scan, t0, 10 * 10**9, 1000, 7999, HWLAT_SAMPLED_NS=5 * 10**9,
+              HWLAT_SAMPLED_CPU_NS="0:%d 1:%d" % (2500000000, 2500000000))
+    return j.write(path)
+
+
 def ns_values(obj):
     """A --json document with its "*_ns" decimal strings as Python ints (the
     report prints nanoseconds as strings: docs/hwlat-report.schema.json);

@@ -130,7 +130,7 @@ static uint64_t gen_cluster(void)
 }
 
 /*
- * stats_merge (issue 14, --by firmware/product): two halves merged equal
+ * stats_merge (--by firmware/product): two halves merged equal
  * one statistics of every window, counter by counter and bucket by bucket,
  * also when only the second half reached a row or a linear bucket, and
  * for the first linear bucket (index 0) of both halves.
