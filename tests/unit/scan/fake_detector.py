@@ -6,6 +6,7 @@ running the scan against them (the export file read back as entries).
 Imported by the test scripts of tests/unit/scan; TAP through scan_tap."""
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -79,6 +80,36 @@ def wait_for(pred, timeout=10.0):
             return True
         time.sleep(0.02)
     return False
+
+
+def open_when_read(path, limit=20.0, alive=lambda: True):
+    """The write end of the FIFO path once a reader opened it (ENXIO until
+    then), or -1 after limit seconds or once alive() is false."""
+    end = time.monotonic() + limit
+    while time.monotonic() < end and alive():
+        try:
+            return os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError:  # ENXIO: no reader yet
+            time.sleep(0.01)
+    return -1
+
+
+def term_while_held(p, fifo, text):
+    """A scan p held in open()/read() of fifo (a file it reads before it
+    samples, made a FIFO), where main() has blocked SIGTERM for its
+    signalfd already: sends SIGTERM, then lets it read text, so that the
+    signal is pending when sampling starts. Returns (held, out, err)."""
+    fd = open_when_read(fifo, alive=lambda: p.poll() is None)
+    if fd >= 0:
+        os.kill(p.pid, signal.SIGTERM)
+        os.write(fd, text.encode())
+        os.close(fd)
+    try:
+        out, err = p.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+    return fd >= 0, out, err
 
 
 def enabled(d, value):

@@ -5,7 +5,6 @@ kernel (FakeKernel), lines as the kernel prints them, and a scan of it."""
 import os
 import sys
 import threading
-import time
 
 sys.dont_write_bytecode = True  # keep the source tree clean
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -73,15 +72,7 @@ class FakeKernel(threading.Thread):
         self.error = None
 
     def run(self):
-        path = os.path.join(self.d, "trace_pipe")
-        end = time.monotonic() + 30
-        fd = -1
-        while time.monotonic() < end:
-            try:
-                fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
-                break
-            except OSError:  # ENXIO: no reader yet
-                time.sleep(0.01)
+        fd = fake.open_when_read(os.path.join(self.d, "trace_pipe"), 30)
         if fd < 0:
             self.error = "trace_pipe was never opened"
             return

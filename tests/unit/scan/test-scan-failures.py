@@ -415,26 +415,10 @@ def test_tracer_read_error_after_signal(tmp):
     export = os.path.join(tmp, "export.txt")
     p = fake.start_scan(["--tracefs-dir", d, "--journal-export", export, "--backend", "tracer",
                          "--duration", "60s"])
-    fd, end = -1, time.monotonic() + 20
-    while fd < 0 and time.monotonic() < end and p.poll() is None:
-        try:
-            fd = os.open(tracers, os.O_WRONLY | os.O_NONBLOCK)
-        except OSError:  # ENXIO: the scan has not opened it yet
-            time.sleep(0.01)
-    if fd >= 0:
-        # The scan waits in open()/read() of available_tracers, after
-        # main() blocked SIGTERM for its signalfd: the signal is pending
-        # when the sample loop starts, which takes it before trace_pipe.
-        os.kill(p.pid, signal.SIGTERM)
-        os.write(fd, tracer.TRACEFS["available_tracers"].encode())
-        os.close(fd)
-    try:
-        out, err = p.communicate(timeout=30)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        out, err = p.communicate()
+    # The sample loop takes the pending signal before trace_pipe.
+    held, out, err = fake.term_while_held(p, tracers, tracer.TRACEFS["available_tracers"])
     sm, samples = summary_and_samples(export)
-    ok(fd >= 0 and p.returncode == 0 and "hwlat-scan: received Terminated, stopping the scan\n"
+    ok(held and p.returncode == 0 and "hwlat-scan: received Terminated, stopping the scan\n"
        in err and "hwlat-scan: cannot read the detector's stream: Is a directory\n" in err
        and sm.get("HWLAT_STATUS") == "interrupted" and sm.get("HWLAT_BACKEND") == "tracer"
        and not samples,
@@ -458,26 +442,10 @@ def test_module_read_error_after_signal(tmp):
                          ["--detector-dir", d, "--journal-export", export, "--duration", "60s"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          env=fake.scan_env(no_module_tool(tmp)))
-    fd, end = -1, time.monotonic() + 20
-    while fd < 0 and time.monotonic() < end and p.poll() is None:
-        try:
-            fd = os.open(smi, os.O_WRONLY | os.O_NONBLOCK)
-        except OSError:  # ENXIO: the scan has not opened it yet
-            time.sleep(0.01)
-    if fd >= 0:
-        # The scan waits in open()/read() of smi, after main() blocked
-        # SIGTERM for its signalfd: the signal is pending when the sample
-        # loop starts, which takes it before the stream.
-        os.kill(p.pid, signal.SIGTERM)
-        os.write(fd, fake.ORIGINAL["smi"].encode())
-        os.close(fd)
-    try:
-        out, err = p.communicate(timeout=30)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        out, err = p.communicate()
+    # The sample loop takes the pending signal before the stream.
+    held, out, err = fake.term_while_held(p, smi, fake.ORIGINAL["smi"])
     sm, samples = summary_and_samples(export)
-    ok(fd >= 0 and p.returncode == 0 and err ==
+    ok(held and p.returncode == 0 and err ==
        "hwlat-scan: received Terminated, stopping the scan\n"
        "hwlat-scan: cannot read the detector's stream: Is a directory\n"
        and sm.get("HWLAT_STATUS") == "interrupted" and not samples,
@@ -515,12 +483,7 @@ def test_tracer_restore_fails(tmp):
 
     def kernel():
         try:
-            fd, end = -1, time.monotonic() + 20
-            while fd < 0 and time.monotonic() < end:
-                try:
-                    fd = os.open(os.path.join(d, "trace_pipe"), os.O_WRONLY | os.O_NONBLOCK)
-                except OSError:  # ENXIO: no reader yet
-                    time.sleep(0.01)
+            fd = fake.open_when_read(os.path.join(d, "trace_pipe"))
             if fd < 0:
                 error.append("trace_pipe was never opened")
                 return
