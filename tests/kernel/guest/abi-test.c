@@ -920,7 +920,7 @@ static void diag_lateness(const char *what, const uint64_t *late, unsigned int n
 }
 
 /*
- * Issue 15: widths begin on a grid, one per window from enable, and in
+ * Widths begin on a grid, one per window from enable, and in
  * per-cpu mode CPU 1's half a window after CPU 0's, so that a stall of the
  * whole machine always finds one of them sampling. At a 1 us threshold a
  * window's time is its first gap, within a few us of the width's start
