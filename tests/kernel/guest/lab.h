@@ -486,4 +486,83 @@ static inline bool module_loaded(void)
 	return found;
 }
 
+/* Sets width and window in an order that keeps width < window throughout. */
+static inline int set_ww(long long width, long long window)
+{
+	int r;
+
+	if (width < rdnum("window")) {
+		r = wrnum("width", width);
+		return r ? r : wrnum("window", window);
+	}
+	r = wrnum("window", window);
+	return r ? r : wrnum("width", width);
+}
+
+/*
+ * Disables the detector, then applies a configuration; 0 or -errno. Width
+ * and window change in round-robin mode (the widest bounds), so that the
+ * target mode's bounds apply only to the final pair.
+ */
+static inline int configure(const char *mode, long long thr, long long width, long long window)
+{
+	int r;
+
+	r = wr("enable", "0");
+	if (!r)
+		r = wr("mode", "round-robin");
+	if (!r)
+		r = wr("cpus", "");
+	if (!r)
+		r = set_ww(width, window);
+	if (!r)
+		r = wr("mode", mode);
+	if (!r)
+		r = wrnum("threshold", thr);
+	if (r)
+		diag("configure(%s, %lld, %lld, %lld) failed: %s", mode, thr, width, window,
+		     strerror(-r));
+	return r;
+}
+
+/*
+ * Reads `stream` for ms milliseconds (or until want lines) into a, with
+ * reads of bufsz bytes; returns the number of read() calls that returned
+ * data, or -errno on an unexpected error.
+ */
+static inline long read_stream(struct stream_acc *a, unsigned int ms, uint64_t want, size_t bufsz,
+			uint64_t *max_lines_per_read)
+{
+	_cleanup_close_ int fd = open_file("stream", O_RDONLY | O_NONBLOCK);
+	_cleanup_free_ char *buf = malloc(bufsz);
+	uint64_t deadline = now_ns() + (uint64_t)ms * 1000000ull;
+	long reads = 0;
+
+	if (fd < 0)
+		return fd;
+	if (!buf)
+		return -ENOMEM;
+	while (now_ns() < deadline && (!want || a->lines < want)) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		uint64_t before = a->lines;
+		ssize_t n;
+
+		if (poll(&p, 1, 100) < 0)
+			return -errno;
+		n = read(fd, buf, bufsz);
+		if (n < 0) {
+			if (errno == EAGAIN)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			break;
+		reads++;
+		acc_feed(a, buf, (size_t)n);
+		if (max_lines_per_read && a->lines - before > *max_lines_per_read)
+			*max_lines_per_read = a->lines - before;
+	}
+	return reads;
+}
+
 #endif
