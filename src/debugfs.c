@@ -241,7 +241,7 @@ static const struct file_operations hwlat_cpus_fops = {
 static ssize_t hwlat_clock_read(struct file *file, char __user *ubuf,
 				size_t cnt, loff_t *ppos)
 {
-	static const char name[] = "mono_fast\n";
+	static const char name[] = HWLAT_CLOCK_NAME "\n";
 
 	return simple_read_from_buffer(ubuf, cnt, ppos, name,
 				       sizeof(name) - 1);

@@ -19,6 +19,7 @@
 #include <linux/poll.h>
 #include <linux/time64.h>
 #include <linux/timekeeping.h>
+#include <linux/trace_clock.h>
 #include <linux/types.h>
 
 #include "nmi_place.h"
@@ -135,9 +136,27 @@ DECLARE_PER_CPU_ALIGNED(struct hwlat_cpu, hwlat_cpu);
 
 /*
  * The clock of the widths, and of the NMI handler's entry times, so that
- * both compare directly: lock-free and NMI-safe. docs/design.md, "Clock".
+ * both compare directly: lock-free and NMI-safe. docs/design.md, "Clock",
+ * says why the timekeeper's clocksource; HWLAT_CLOCK_LOCAL (a build flag,
+ * for bench/clock-cost only) reads trace_clock_local() instead, to measure
+ * the alternative.
  */
+#ifdef HWLAT_CLOCK_LOCAL
+#define HWLAT_CLOCK_NAME	"local"
 static __always_inline u64 hwlat_clock_ns(void)
+{
+	return trace_clock_local();
+}
+#else
+#define HWLAT_CLOCK_NAME	"mono_fast"
+static __always_inline u64 hwlat_clock_ns(void)
+{
+	return ktime_get_mono_fast_ns();
+}
+#endif
+
+/* The clock of the window grid and of deadlines: CLOCK_MONOTONIC. */
+static __always_inline u64 hwlat_mono_ns(void)
 {
 	return ktime_get_mono_fast_ns();
 }

@@ -142,7 +142,7 @@ static void hwlat_reach_timeout(struct work_struct *work)
 {
 	struct hwlat_thread *t = container_of(to_delayed_work(work),
 					      struct hwlat_thread, reach_work);
-	u64 now = hwlat_clock_ns();
+	u64 now = hwlat_mono_ns();
 	unsigned long delay = msecs_to_jiffies(HWLAT_RELEASE_MS);
 	bool release, again;
 
@@ -163,7 +163,7 @@ static void hwlat_reach_timeout(struct work_struct *work)
 /* The thread sets off for its next CPU, which must take it by @deadline_ns. */
 static void hwlat_reach_begin(struct hwlat_thread *t, u64 deadline_ns)
 {
-	u64 now = hwlat_clock_ns();
+	u64 now = hwlat_mono_ns();
 
 	spin_lock_irq(&t->reach_lock);
 	t->reach = HWLAT_REACH_TRANSIT;
@@ -467,10 +467,10 @@ static bool hwlat_sleep(struct hwlat_thread *t, struct hwlat_config *cfg,
 		*due = hwlat_next_start_ns(t, cfg);
 		if (hwlat_thread_should_stop(t))
 			break;
-		go = hwlat_clock_ns() >= *due;
+		go = hwlat_mono_ns() >= *due;
 		if (go)
 			break;
-		/* Same clock: mono_fast is CLOCK_MONOTONIC read without locks. */
+		/* Same clock: hwlat_mono_ns() is CLOCK_MONOTONIC. */
 		until = ns_to_ktime(*due);
 		schedule_hrtimeout(&until, HRTIMER_MODE_ABS);
 	}
@@ -484,7 +484,7 @@ static bool hwlat_sleep(struct hwlat_thread *t, struct hwlat_config *cfg,
  */
 static void hwlat_skip_at_stop(struct hwlat_thread *t, u64 due, u64 window_ns)
 {
-	u64 now = hwlat_clock_ns();
+	u64 now = hwlat_mono_ns();
 
 	if (t->mode == HWLAT_MODE_PER_CPU && now > due)
 		hwlat_skip(t->cpu, div64_u64(now - due, window_ns));
@@ -499,7 +499,7 @@ static void hwlat_window(struct hwlat_thread *t, u64 due, u64 window_ns)
 {
 	u64 missed = 0, deadline;
 
-	t->start_ns = hwlat_clock_ns();
+	t->start_ns = hwlat_mono_ns();
 	if (t->start_ns > due)
 		missed = div64_u64(t->start_ns - due, window_ns);
 	deadline = due + (missed + 1) * window_ns;
@@ -517,7 +517,7 @@ static void hwlat_window(struct hwlat_thread *t, u64 due, u64 window_ns)
 		hwlat_window_none(t, missed, deadline);
 		break;
 	}
-	t->width_end_ns = hwlat_clock_ns();
+	t->width_end_ns = hwlat_mono_ns();
 }
 
 static int hwlat_thread_fn(void *data)

@@ -96,7 +96,13 @@ static u64 hwlat_hist_value(unsigned int idx)
 	return HWLAT_HIST_TOP_NS;
 }
 
-static u64 hwlat_hist_median(const u32 *hist)
+/*
+ * The detection floor: the median inner delta, the cost of one read. A
+ * clock coarser than its read (the ACPI PM timer ticks every 279 ns) returns
+ * the same value to most back-to-back reads, and its median delta is 0: its
+ * floor is then its step, the smallest delta above 0 it showed.
+ */
+static u64 hwlat_hist_floor(const u32 *hist)
 {
 	u64 total = 0, seen = 0;
 	unsigned int i;
@@ -110,7 +116,11 @@ static u64 hwlat_hist_median(const u32 *hist)
 		if (seen * 2 >= total)
 			break;
 	}
-	return hwlat_hist_value(i);
+	if (i)
+		return hwlat_hist_value(i);
+	for (i = 1; i < HWLAT_HIST_NR && !hist[i]; i++)
+		;
+	return hwlat_hist_value(i < HWLAT_HIST_NR ? i : 0);
 }
 
 /* A gap starting at @from exceeded the threshold. */
@@ -385,5 +395,5 @@ void hwlat_width_run(struct hwlat_width *w)
 	w->inner_ns = l.inner;
 	w->outer_ns = l.outer;
 	w->nmi_count = READ_ONCE(hc->nmi_count) - nmi0;
-	w->floor_ns = hwlat_hist_median(hc->hist);
+	w->floor_ns = hwlat_hist_floor(hc->hist);
 }

@@ -345,6 +345,7 @@ struct stream_acc {
 	uint64_t lines_of[64]; /* lines per CPU, CPUs 0-63 */
 	uint64_t max_cpu;
 	uint64_t gaps_of[64]; /* per CPU, the sum of each line's inner + outer */
+	uint64_t max_gap; /* the largest inner or outer gap of any line */
 	uint64_t ts[2][STREAM_TS_MAX]; /* window times (ns) of CPUs 0 and 1, the first ones */
 	unsigned int nts[2];
 	char first_bad[160];
@@ -361,6 +362,10 @@ static inline void acc_line(struct stream_acc *a, const char *l, size_t len)
 		return;
 	}
 	a->lines++;
+	if (s.inner_ns > a->max_gap)
+		a->max_gap = s.inner_ns;
+	if (s.outer_ns > a->max_gap)
+		a->max_gap = s.outer_ns;
 	if (!s.smi_known)
 		a->smi_unknown++;
 	a->smi_total += s.smi_count;

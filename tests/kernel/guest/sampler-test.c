@@ -264,7 +264,7 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-#define GRACE_CALLS 20
+#define GRACE_CALLS 40
 
 /* @n membarrier(GLOBAL) calls: their median and largest time, ns. */
 static int grace_times(uint64_t *median, uint64_t *max)
