@@ -28,6 +28,9 @@
 
 #include "hwlat.h"
 
+#define CREATE_TRACE_POINTS
+#include "hwlat_trace.h"
+
 /* Where a thread is on its way to the CPU it is to sample. */
 enum hwlat_reach {
 	HWLAT_REACH_NONE,	/* not moving */
@@ -239,6 +242,7 @@ static void hwlat_report(struct hwlat_width *w, s64 real_offset_ns)
 	s.smi_count = w->smi_count;
 	s.smi_ns = w->smi_ns;
 	hwlat_buffer_push(&s, w->exceeded);
+	trace_sample(&s);
 	if (hwlat_debug)
 		pr_info_ratelimited("cpu %u inner %llu ns outer %llu ns count %llu nmi %llu/%llu ns smi %llu/%llu ns%s\n",
 				    s.cpu, s.inner_ns, s.outer_ns, s.count,

@@ -955,6 +955,135 @@ static void test_late_width(void)
 		     a.nts[1], closest / 1000);
 }
 
+#define TRACING "/sys/kernel/debug/tracing/"
+
+/* Writes @val to the tracing file @rel (O_TRUNC: "trace" clears). */
+static void wr_path_trace(const char *rel, const char *val)
+{
+	char p[256];
+	int fd;
+
+	snprintf(p, sizeof(p), TRACING "%s", rel);
+	fd = open(p, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0 || (val[0] && write(fd, val, strlen(val)) < 0))
+		diag("cannot write \"%s\" to %s: %s", val, p, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+}
+#define EVENT_DIR TRACING "events/hwlat_detector/sample/"
+#define TRACE_MAX 256
+
+/* The windows of a stream drained to EOF, in order: 0 or -errno. */
+static int stream_windows(int fd, struct stream_line *w, size_t max, size_t *n)
+{
+	char buf[65536], part[512];
+	size_t plen = 0;
+	ssize_t r;
+
+	*n = 0;
+	while ((r = read(fd, buf, sizeof(buf))) > 0) {
+		for (ssize_t i = 0; i < r; i++) {
+			if (plen < sizeof(part))
+				part[plen++] = buf[i];
+			if (buf[i] != '\n')
+				continue;
+			if (*n < max && parse_stream(part, plen, &w[*n]))
+				(*n)++;
+			plen = 0;
+		}
+	}
+	return r < 0 ? -errno : 0;
+}
+
+/* One line of the trace: its fields, or false when it is not ours. */
+static bool trace_window(const char *line, struct stream_line *t)
+{
+	const char *p = strstr(line, "sample: seq=");
+	long long smi_count, smi_ns;
+
+	if (!p)
+		return false;
+	if (sscanf(p, "sample: seq=%" SCNu64 " cpu=%" SCNu64 " ts=%" SCNu64 ".%" SCNu64
+		   " inner_ns=%" SCNu64 " outer_ns=%" SCNu64 " count=%" SCNu64 " nmi_count=%" SCNu64
+		   " nmi_ns=%" SCNu64 " smi_count=%lld smi_ns=%lld",
+		   &t->seq, &t->cpu, &t->sec, &t->nsec, &t->inner_ns, &t->outer_ns, &t->count,
+		   &t->nmi_count, &t->nmi_ns, &smi_count, &smi_ns) != 11)
+		return false;
+	t->smi_known = smi_count >= 0;
+	t->smi_count = t->smi_known ? (uint64_t)smi_count : 0;
+	t->smi_ns = t->smi_known ? (uint64_t)smi_ns : 0;
+	return true;
+}
+
+static size_t trace_windows(struct stream_line *w, size_t max)
+{
+	FILE *f = fopen(TRACING "trace", "re");
+	char line[512];
+	size_t n = 0;
+
+	while (f && n < max && fgets(line, sizeof(line), f))
+		if (trace_window(line, &w[n]))
+			n++;
+	if (f)
+		fclose(f);
+	return n;
+}
+
+static bool same_window(const struct stream_line *a, const struct stream_line *b)
+{
+	return a->seq == b->seq && a->cpu == b->cpu && a->sec == b->sec && a->nsec == b->nsec &&
+	       a->inner_ns == b->inner_ns && a->outer_ns == b->outer_ns &&
+	       a->count == b->count && a->nmi_count == b->nmi_count && a->nmi_ns == b->nmi_ns &&
+	       a->smi_known == b->smi_known && a->smi_count == b->smi_count &&
+	       a->smi_ns == b->smi_ns;
+}
+
+/*
+ * The trace event hwlat_detector:sample is off by default and, enabled,
+ * carries exactly the stream's windows: the same sequence numbers, the
+ * same fields, in the same order.
+ */
+static void test_trace_event(void)
+{
+	static struct stream_line st[TRACE_MAX], tr[TRACE_MAX];
+	char fmt[4096];
+	size_t ns, nt, i;
+	_cleanup_close_ int fd = -1;
+	bool same;
+
+	if (rd_path(EVENT_DIR "format", fmt, sizeof(fmt)) <= 0) {
+		ok(false, "the trace event hwlat_detector:sample exists (" EVENT_DIR "format)");
+		return;
+	}
+	ok(strstr(fmt, "field:u64 seq;") && strstr(fmt, "field:u64 inner_ns;") &&
+	   strstr(fmt, "field:u64 smi_ns;") && strstr(fmt, "field:bool smi_known;"),
+	   "the event's format names the stream's fields");
+	if (rd_path(EVENT_DIR "enable", fmt, sizeof(fmt)) < 0)
+		fmt[0] = '\0';
+	ok(strcmp(fmt, "0\n") == 0, "the event is off by default (enable reads \"%s\")", escs(fmt));
+	configure("round-robin", FAST_THRESHOLD, FAST_WIDTH, FAST_WINDOW);
+	wr_path_trace("trace", "");
+	wr("enable", "1");
+	sleep_ms(600);
+	wr("enable", "0");
+	ok(trace_windows(tr, TRACE_MAX) == 0, "off, the event records nothing");
+	wr_path_trace("events/hwlat_detector/sample/enable", "1");
+	fd = open_file("stream", O_RDONLY);
+	wr("enable", "1");
+	sleep_ms(1500);
+	wr("enable", "0");
+	stream_windows(fd, st, TRACE_MAX, &ns);
+	wr_path_trace("events/hwlat_detector/sample/enable", "0");
+	nt = trace_windows(tr, TRACE_MAX);
+	same = ns > 0 && ns == nt;
+	for (i = 0; same && i < ns; i++)
+		same = same_window(&st[i], &tr[i]);
+	if (!ok(same, "enabled, the event carries exactly the stream's windows (%zu)", ns))
+		diag("stream %zu windows, trace %zu; first difference at %zu: seq %" PRIu64
+		     " against %" PRIu64,
+		     ns, nt, i ? i - 1 : 0, i ? st[i - 1].seq : 0, i ? tr[i - 1].seq : 0);
+}
+
 /* count and max agree with the stream when nothing was dropped. */
 static void test_count_max_vs_stream(void)
 {
@@ -1526,5 +1655,6 @@ int main(int argc, char **argv)
 	test_stagger();
 	test_late_width();
 	test_sampled();
+	test_trace_event();
 	return tap_done();
 }
