@@ -524,12 +524,26 @@ static void hwlat_window(struct hwlat_thread *t, u64 due, u64 window_ns)
 	t->width_end_ns = hwlat_mono_ns();
 }
 
+/*
+ * Where the thread runs, set again by the thread itself: from 6.14 a new
+ * kthread's first run moves it to its node's housekeeping CPUs, undoing an
+ * affinity set before it woke.
+ */
+static void hwlat_thread_place(struct hwlat_thread *t)
+{
+	if (t->mode == HWLAT_MODE_PER_CPU)
+		set_cpus_allowed_ptr(current, cpumask_of(t->cpu));
+	else if (hwlat_where(t->home, -1))
+		set_cpus_allowed_ptr(current, t->home);
+}
+
 static int hwlat_thread_fn(void *data)
 {
 	struct hwlat_thread *t = data;
 	struct hwlat_config cfg;
 	u64 due;
 
+	hwlat_thread_place(t);
 	while (hwlat_sleep(t, &cfg, &due))
 		hwlat_window(t, due, cfg.window_ns);
 	hwlat_skip_at_stop(t, due, cfg.window_ns);
