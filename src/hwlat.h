@@ -105,6 +105,7 @@ struct hwlat_sample {
 	u64 smi_count;
 	u64 smi_ns;
 	bool smi_known;		/* false: the CPU could not count SMIs */
+	u64 skipped;		/* not 0: a record of windows not sampled */
 };
 
 /*

@@ -92,14 +92,22 @@ void hwlat_reset_skipped(void)
 }
 
 /*
- * @n windows of @cpu passed without a width on it. An offline CPU skips
- * nothing: it was not there to be sampled.
+ * @n windows of @cpu, the first due at @from_ns (CLOCK_MONOTONIC), passed
+ * without a width on it: counted, and a record in the stream, so that a
+ * reader sees which CPU and when. An offline CPU skips nothing: it was not
+ * there to be sampled.
  */
-static void hwlat_skip(unsigned int cpu, u64 n)
+static void hwlat_skip(unsigned int cpu, u64 n, u64 from_ns)
 {
+	struct hwlat_sample s = {};
+
 	if (!n || cpu >= nr_cpu_ids || !cpu_online(cpu))
 		return;
 	atomic64_add(n, per_cpu_ptr(&hwlat_skipped, cpu));
+	s.cpu = cpu;
+	s.skipped = n;
+	s.ts = ns_to_timespec64(ktime_get_real_ns() - hwlat_mono_ns() + from_ns);
+	hwlat_buffer_push(&s, false);
 	pr_warn_ratelimited("CPU %u: %llu window(s) skipped, the sampler could not get onto it in time (a task it cannot preempt held it)\n",
 			    cpu, n);
 }
@@ -297,9 +305,10 @@ static unsigned int hwlat_next_cpu(struct hwlat_thread *t)
  * per-cpu: the thread is bound to its CPU. A stopping thread may have been
  * moved off it (hwlat_release()); then it samples nothing.
  */
-static void hwlat_window_per_cpu(struct hwlat_thread *t, u64 missed)
+static void hwlat_window_per_cpu(struct hwlat_thread *t, u64 missed,
+				 u64 due)
 {
-	hwlat_skip(t->cpu, missed);
+	hwlat_skip(t->cpu, missed, due);
 	hwlat_width_here(t, t->cpu, false);
 }
 
@@ -312,7 +321,8 @@ static void hwlat_window_per_cpu(struct hwlat_thread *t, u64 missed)
  * waiting writer) with it; if the CPU goes away meanwhile, the scheduler
  * moves the thread elsewhere, and the check with interrupts off sees it.
  */
-static void hwlat_width_there(struct hwlat_thread *t, u64 deadline_ns)
+static void hwlat_width_there(struct hwlat_thread *t, u64 from_ns,
+			      u64 deadline_ns)
 {
 	unsigned int cpu;
 
@@ -320,13 +330,13 @@ static void hwlat_width_there(struct hwlat_thread *t, u64 deadline_ns)
 	set_cpus_allowed_ptr(current, t->target);
 	if (!hwlat_width_here(t, -1, true) && !hwlat_thread_should_stop(t))
 		for_each_cpu(cpu, t->target)
-			hwlat_skip(cpu, 1);
+			hwlat_skip(cpu, 1, from_ns);
 	hwlat_go_home(t);
 }
 
 /* round-robin: the next CPU, chosen under the hotplug lock. */
 static void hwlat_window_round_robin(struct hwlat_thread *t, u64 missed,
-				     u64 deadline_ns)
+				     u64 due, u64 window_ns)
 {
 	unsigned int cpu;
 
@@ -336,24 +346,25 @@ static void hwlat_window_round_robin(struct hwlat_thread *t, u64 missed,
 	if (cpu >= nr_cpu_ids)
 		return;
 	t->cpu = cpu;
-	hwlat_skip(cpu, missed);
+	hwlat_skip(cpu, missed, due);
 	cpumask_copy(t->target, cpumask_of(cpu));
-	hwlat_width_there(t, deadline_ns);
+	hwlat_width_there(t, due + missed * window_ns,
+			  due + (missed + 1) * window_ns);
 }
 
 /*
  * none: any allowed CPU the scheduler places the thread on; re-applied
  * every window, the CPUs may come and go.
  */
-static void hwlat_window_none(struct hwlat_thread *t, u64 missed,
-			      u64 deadline_ns)
+static void hwlat_window_none(struct hwlat_thread *t, u64 missed, u64 due,
+			      u64 window_ns)
 {
 	cpumask_and(t->target, t->allowed, cpu_online_mask);
 	if (cpumask_empty(t->target))
 		return;
-	if (missed)
-		hwlat_skip(cpumask_first(t->target), missed);
-	hwlat_width_there(t, deadline_ns);
+	hwlat_skip(cpumask_first(t->target), missed, due);
+	hwlat_width_there(t, due + missed * window_ns,
+			  due + (missed + 1) * window_ns);
 }
 
 static int hwlat_stop_machine_fn(void *data)
@@ -367,7 +378,8 @@ static int hwlat_stop_machine_fn(void *data)
  * CPU stoppers preempt whatever runs there. stop_machine() holds the hotplug
  * lock for its duration, a width at most (10 ms unless allow_high_duty).
  */
-static void hwlat_window_stop_machine(struct hwlat_thread *t, u64 missed)
+static void hwlat_window_stop_machine(struct hwlat_thread *t, u64 missed,
+				      u64 due)
 {
 	struct hwlat_width w;
 	unsigned int cpu;
@@ -381,7 +393,7 @@ static void hwlat_window_stop_machine(struct hwlat_thread *t, u64 missed)
 	if (cpu >= nr_cpu_ids)
 		return;
 	t->cpu = cpu;
-	hwlat_skip(cpu, missed);
+	hwlat_skip(cpu, missed, due);
 	off = hwlat_real_offset();
 	/* Does not run the function if @cpu went offline meanwhile. */
 	ret = stop_machine(hwlat_stop_machine_fn, &w, cpumask_of(cpu));
@@ -491,7 +503,7 @@ static void hwlat_skip_at_stop(struct hwlat_thread *t, u64 due, u64 window_ns)
 	u64 now = hwlat_mono_ns();
 
 	if (t->mode == HWLAT_MODE_PER_CPU && now > due)
-		hwlat_skip(t->cpu, div64_u64(now - due, window_ns));
+		hwlat_skip(t->cpu, div64_u64(now - due, window_ns), due);
 }
 
 /*
@@ -501,24 +513,23 @@ static void hwlat_skip_at_stop(struct hwlat_thread *t, u64 due, u64 window_ns)
  */
 static void hwlat_window(struct hwlat_thread *t, u64 due, u64 window_ns)
 {
-	u64 missed = 0, deadline;
+	u64 missed = 0;
 
 	t->start_ns = hwlat_mono_ns();
 	if (t->start_ns > due)
 		missed = div64_u64(t->start_ns - due, window_ns);
-	deadline = due + (missed + 1) * window_ns;
 	switch (t->mode) {
 	case HWLAT_MODE_PER_CPU:
-		hwlat_window_per_cpu(t, missed);
+		hwlat_window_per_cpu(t, missed, due);
 		break;
 	case HWLAT_MODE_STOP_MACHINE:
-		hwlat_window_stop_machine(t, missed);
+		hwlat_window_stop_machine(t, missed, due);
 		break;
 	case HWLAT_MODE_ROUND_ROBIN:
-		hwlat_window_round_robin(t, missed, deadline);
+		hwlat_window_round_robin(t, missed, due, window_ns);
 		break;
 	default:
-		hwlat_window_none(t, missed, deadline);
+		hwlat_window_none(t, missed, due, window_ns);
 		break;
 	}
 	t->width_end_ns = hwlat_mono_ns();

@@ -330,6 +330,33 @@ static inline bool parse_stream(const char *s, size_t len, struct stream_line *o
 }
 
 /*
+ * `<seq> <cpu> <sec>.<nsec 9 digits> skipped <windows>\n`: the record of
+ * windows the samplers could not get onto a CPU in.
+ */
+static inline bool parse_skip(const char *s, size_t len, uint64_t *seq, uint64_t *cpu,
+			      uint64_t *windows)
+{
+	const char *p = s, *end = s + len;
+	uint64_t sec, nsec;
+	int nd;
+
+	if (!digits(&p, end, seq, NULL) || p >= end || *p++ != ' ')
+		return false;
+	if (!digits(&p, end, cpu, NULL) || p >= end || *p++ != ' ')
+		return false;
+	if (!digits(&p, end, &sec, NULL) || p >= end || *p++ != '.')
+		return false;
+	if (!digits(&p, end, &nsec, &nd) || nd != 9)
+		return false;
+	if (end - p < 9 || memcmp(p, " skipped ", 9) != 0)
+		return false;
+	p += 9;
+	if (!digits(&p, end, windows, NULL) || *windows == 0 || p >= end || *p++ != '\n')
+		return false;
+	return p == end;
+}
+
+/*
  * A growable buffer of stream text that splits into whole lines. Readers
  * append whatever read() returned; complete lines are parsed and counted.
  */
@@ -346,16 +373,40 @@ struct stream_acc {
 	uint64_t max_cpu;
 	uint64_t gaps_of[64]; /* per CPU, the sum of each line's inner + outer */
 	uint64_t max_gap; /* the largest inner or outer gap of any line */
+	uint64_t skip_records, skipped_of[64]; /* skip records; windows per CPU */
 	uint64_t ts[2][STREAM_TS_MAX]; /* window times (ns) of CPUs 0 and 1, the first ones */
 	unsigned int nts[2];
 	char first_bad[160];
 	bool have_seq;
 };
 
+/* Sequence numbers: every record takes one, in order. */
+static inline void acc_seq(struct stream_acc *a, uint64_t seq)
+{
+	if (a->have_seq) {
+		if (seq <= a->last_seq)
+			a->out_of_order++;
+		else
+			a->missing += seq - a->last_seq - 1;
+	} else {
+		a->missing += seq - 1;
+	}
+	a->have_seq = true;
+	a->last_seq = seq;
+}
+
 static inline void acc_line(struct stream_acc *a, const char *l, size_t len)
 {
+	uint64_t seq, cpu, windows;
 	struct stream_line s;
 
+	if (parse_skip(l, len, &seq, &cpu, &windows)) {
+		a->skip_records++;
+		if (cpu < 64)
+			a->skipped_of[cpu] += windows;
+		acc_seq(a, seq);
+		return;
+	}
 	if (!parse_stream(l, len, &s)) {
 		if (!a->bad++)
 			snprintf(a->first_bad, sizeof(a->first_bad), "%s", esc(l, len));
@@ -378,16 +429,7 @@ static inline void acc_line(struct stream_acc *a, const char *l, size_t len)
 		a->max_cpu = s.cpu;
 	if (s.cpu < 2 && a->nts[s.cpu] < STREAM_TS_MAX)
 		a->ts[s.cpu][a->nts[s.cpu]++] = s.sec * 1000000000ull + s.nsec;
-	if (a->have_seq) {
-		if (s.seq <= a->last_seq)
-			a->out_of_order++;
-		else
-			a->missing += s.seq - a->last_seq - 1;
-	} else {
-		a->missing += s.seq - 1;
-	}
-	a->have_seq = true;
-	a->last_seq = s.seq;
+	acc_seq(a, s.seq);
 }
 
 static inline void acc_feed(struct stream_acc *a, const char *buf, size_t n)
