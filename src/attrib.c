@@ -52,13 +52,24 @@ const char *hwlat_smi_status(void)
 
 static bool hwlat_nmi_registered;
 
+/*
+ * Each NMI's entry time has its own slot, written before the count that
+ * makes it visible: the loop reads the count, then the times, so two NMIs
+ * between two of its looks are both placed (nmi_place.h). NMIs do not nest
+ * on one CPU, and only this CPU's loop reads these, so compiler barriers
+ * order them.
+ */
 static int hwlat_nmi_handler(unsigned int type, struct pt_regs *regs)
 {
 	struct hwlat_cpu *hc = this_cpu_ptr(&hwlat_cpu);
+	u64 n;
 
 	if (READ_ONCE(hc->sampling)) {
-		WRITE_ONCE(hc->nmi_last_ns, ktime_get_mono_fast_ns());
-		WRITE_ONCE(hc->nmi_count, hc->nmi_count + 1);
+		n = hc->nmi_count;
+		WRITE_ONCE(hc->nmi_at[n & (HWLAT_NMI_RING - 1)],
+			   hwlat_clock_ns());
+		barrier();
+		WRITE_ONCE(hc->nmi_count, n + 1);
 	}
 	return NMI_DONE;
 }

@@ -306,12 +306,20 @@ void hwlat_buffer_stream_release(void)
 	atomic_set(&hwlat_stream_busy, 0);
 }
 
-/* smi_count and smi_ns are "-" when the CPU could not count SMIs. */
+/*
+ * smi_count and smi_ns are "-" when the CPU could not count SMIs. A record
+ * of skipped windows has a line of its own, "<seq> <cpu> <time> skipped
+ * <windows>".
+ */
 static int hwlat_format_stream(const struct hwlat_sample *s, char *buf,
 			       size_t size)
 {
 	int len;
 
+	if (s->skipped)
+		return scnprintf(buf, size, "%llu %u %lld.%09ld skipped %llu\n",
+				 s->seq, s->cpu, (long long)s->ts.tv_sec,
+				 s->ts.tv_nsec, s->skipped);
 	len = scnprintf(buf, size, "%llu %u %lld.%09ld %llu %llu %llu %llu %llu",
 			s->seq, s->cpu, (long long)s->ts.tv_sec,
 			s->ts.tv_nsec, s->inner_ns, s->outer_ns, s->count,

@@ -241,7 +241,7 @@ static const struct file_operations hwlat_cpus_fops = {
 static ssize_t hwlat_clock_read(struct file *file, char __user *ubuf,
 				size_t cnt, loff_t *ppos)
 {
-	static const char name[] = "mono_fast\n";
+	static const char name[] = HWLAT_CLOCK_NAME "\n";
 
 	return simple_read_from_buffer(ubuf, cnt, ppos, name,
 				       sizeof(name) - 1);
@@ -316,6 +316,36 @@ static int hwlat_sampled_open(struct inode *inode, struct file *file)
 static const struct file_operations hwlat_sampled_fops = {
 	.owner = THIS_MODULE,
 	.open = hwlat_sampled_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+};
+
+/*
+ * "<cpu> <windows>\n" per CPU the samplers could not get onto for at least
+ * one window since enable=1 (sampler.c, hwlat_skip()).
+ */
+static int hwlat_skipped_show(struct seq_file *m, void *v)
+{
+	unsigned int cpu;
+	u64 n;
+
+	for_each_possible_cpu(cpu) {
+		n = hwlat_get_skipped(cpu);
+		if (n)
+			seq_printf(m, "%u %llu\n", cpu, n);
+	}
+	return 0;
+}
+
+static int hwlat_skipped_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, hwlat_skipped_show, NULL);
+}
+
+static const struct file_operations hwlat_skipped_fops = {
+	.owner = THIS_MODULE,
+	.open = hwlat_skipped_open,
 	.read = seq_read,
 	.llseek = seq_lseek,
 	.release = single_release,
@@ -424,6 +454,7 @@ static const struct hwlat_file hwlat_files[] = {
 	{ "smi", 0400, &hwlat_smi_fops },
 	{ "cpus_excluded", 0400, &hwlat_excluded_fops },
 	{ "sampled", 0400, &hwlat_sampled_fops },
+	{ "skipped", 0400, &hwlat_skipped_fops },
 };
 
 int hwlat_debugfs_init(void)

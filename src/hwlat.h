@@ -3,7 +3,8 @@
  * hwlat_detector: shared declarations of the module's parts.
  *
  * main.c     settings, parameters, enable/disable, module init/exit
- * sampler.c  the irq-off loop, the sampling threads and their modes
+ * sampler.c  the sampling threads, their modes, and getting onto a CPU
+ * width.c    the irq-off loop of one width
  * buffer.c   the legacy "sample" ring and the "stream" ring
  * debugfs.c  the debugfs files
  * attrib.c   NMI handler and SMI counter reads
@@ -17,9 +18,12 @@
 #include <linux/percpu.h>
 #include <linux/poll.h>
 #include <linux/time64.h>
+#include <linux/timekeeping.h>
+#include <linux/trace_clock.h>
 #include <linux/types.h>
 
 #include "hwlat_abi.h"
+#include "nmi_place.h"
 
 #define HWLAT_NAME "hwlat_detector"
 
@@ -34,6 +38,28 @@
  */
 #define HWLAT_STILL_MS			50U
 #define HWLAT_STILL_READS		BIT(22)
+
+/*
+ * How often a width reports a momentary RCU quiescent state (width.c,
+ * hwlat_rcu_qs()): well below the force-quiescent-state scan interval
+ * (a jiffy or more), so that a grace period never waits for a width.
+ */
+#define HWLAT_QS_NS			(500 * NSEC_PER_USEC)
+
+/*
+ * The scheduling priority of the samplers: SCHED_FIFO 99 by default, so
+ * that a width starts on time and reaches a CPU that a real-time task holds;
+ * 0 keeps them SCHED_NORMAL. docs/design.md, "Reaching a CPU", says why.
+ */
+#define HWLAT_DEFAULT_PRIORITY		99
+#define HWLAT_MAX_PRIORITY		99
+
+/*
+ * A stopping sampler that has not exited after this long is moved off the
+ * CPU it sampled (a task it cannot preempt may hold that CPU); again after
+ * each further period, since it may have moved back on its own meanwhile.
+ */
+#define HWLAT_RELEASE_MS		10
 
 /* Longest number a value file accepts, without the newline. */
 #define HWLAT_MAX_NUMBER_LEN		31
@@ -54,6 +80,7 @@ struct hwlat_sample {
 	u64 smi_count;
 	u64 smi_ns;
 	bool smi_known;		/* false: the CPU could not count SMIs */
+	u64 skipped;		/* not 0: a record of windows not sampled */
 };
 
 /*
@@ -75,12 +102,64 @@ struct hwlat_sample {
 struct hwlat_cpu {
 	int sampling;		/* a width is running on this CPU */
 	u64 nmi_count;		/* NMIs taken while sampling */
-	u64 nmi_last_ns;	/* entry time of the last of them */
+	/* entry time of NMI n in nmi_at[n % HWLAT_NMI_RING] */
+	u64 nmi_at[HWLAT_NMI_RING];
 	u64 sampled_ns;		/* sum of the kept widths since enable */
 	u32 hist[HWLAT_HIST_NR];
 };
 
 DECLARE_PER_CPU_ALIGNED(struct hwlat_cpu, hwlat_cpu);
+
+/*
+ * The clock of the widths, and of the NMI handler's entry times, so that
+ * both compare directly: lock-free and NMI-safe. docs/design.md, "Clock",
+ * says why the timekeeper's clocksource; HWLAT_CLOCK_LOCAL (a build flag,
+ * for bench/clock-cost only) reads trace_clock_local() instead, to measure
+ * the alternative.
+ */
+#ifdef HWLAT_CLOCK_LOCAL
+#define HWLAT_CLOCK_NAME	"local"
+static __always_inline u64 hwlat_clock_ns(void)
+{
+	return trace_clock_local();
+}
+#else
+#define HWLAT_CLOCK_NAME	"mono_fast"
+static __always_inline u64 hwlat_clock_ns(void)
+{
+	return ktime_get_mono_fast_ns();
+}
+#endif
+
+/* The clock of the window grid and of deadlines: CLOCK_MONOTONIC. */
+static __always_inline u64 hwlat_mono_ns(void)
+{
+	return ktime_get_mono_fast_ns();
+}
+
+/* One width: its settings going in, its result coming out. */
+struct hwlat_width {
+	u64 threshold_ns;
+	u64 width_ns;
+	u64 first_ns;		/* start of the first gap over threshold */
+	u64 start_ns;
+	u64 inner_ns;
+	u64 outer_ns;
+	u64 count;
+	u64 nmi_count;
+	u64 nmi_ns;
+	u64 floor_ns;
+	u64 smi_count;
+	u64 smi_ns;
+	u64 backstep_ns;	/* largest small backwards step of the clock */
+	u32 smi_first;		/* MSR_SMI_COUNT at the start of the width */
+	u32 smi_seen;		/* MSR_SMI_COUNT at the last look */
+	unsigned int cpu;
+	bool smi_known;		/* both readings (and any between) worked */
+	bool exceeded;
+	bool ran;		/* the width ran (stop_machine() may skip it) */
+	const char *invalid;	/* why the width is discarded, or NULL */
+};
 
 /* What a sampling thread needs for one window, copied under a lock. */
 struct hwlat_config {
@@ -112,6 +191,7 @@ const char *hwlat_check_mode(enum hwlat_mode mode, u64 wid, u64 win);
 u64 hwlat_min_sleep_ns(enum hwlat_mode mode, u64 width_ns);
 void hwlat_get_effective_cpus(struct cpumask *mask);
 const struct cpumask *hwlat_cpus_excluded(void);
+int hwlat_get_priority(void);
 int hwlat_set_cpus(const struct cpumask *mask);
 int hwlat_parse_u64(const char *buf, size_t len, u64 *ret);
 int hwlat_parse_mode(const char *buf, enum hwlat_mode *ret);
@@ -122,8 +202,15 @@ void hwlat_sampler_exit(void);
 int hwlat_sampler_start(enum hwlat_mode mode, const struct cpumask *cpus);
 void hwlat_sampler_stop(void);
 void hwlat_sampler_kick(void);
+u64 hwlat_get_skipped(unsigned int cpu);
+void hwlat_reset_skipped(void);
+
+/* width.c */
+void hwlat_width_setup(void);
+void hwlat_width_run(struct hwlat_width *w);
 u64 hwlat_get_floor_ns(void);
 void hwlat_reset_floor(void);
+void hwlat_set_floor(u64 ns);
 u64 hwlat_get_sampled_ns(unsigned int cpu);
 void hwlat_reset_sampled(void);
 

@@ -35,6 +35,8 @@ static ulong window = HWLAT_DEFAULT_WINDOW_US;
 static char *mode;
 static char *cpus;
 static bool allow_high_duty;
+static bool allow_isolated_stop;
+static int priority = HWLAT_DEFAULT_PRIORITY;
 
 /*
  * Init done, the settings are live; written under kernel_param_lock(), which
@@ -151,6 +153,16 @@ MODULE_PARM_DESC(allow_high_duty, "lift the " HWLAT_MODE_PER_CPU_NAME " (duty "
 		 " s, duty " __stringify(HWLAT_MAX_DUTY_PERCENT_NUM)
 		 "% (test labs, not production)");
 
+module_param(allow_isolated_stop, bool, 0444);
+MODULE_PARM_DESC(allow_isolated_stop, "let " HWLAT_MODE_STOP_MACHINE_NAME
+		 " mode run although CPUs are isolated (nohz_full=, isolcpus=): it holds them with interrupts off too");
+
+module_param(priority, int, 0444);
+MODULE_PARM_DESC(priority, "SCHED_FIFO priority of the samplers, 1-"
+		 __stringify(HWLAT_MAX_PRIORITY) " (default "
+		 __stringify(HWLAT_DEFAULT_PRIORITY)
+		 "), or 0 for SCHED_NORMAL: a CPU a task of this priority or above holds is skipped, not sampled");
+
 /*
  * hwlat_lock serialises every change of settings and of the enabled state.
  * hwlat_cfg_lock lets the samplers copy threshold, width and window as one
@@ -167,6 +179,11 @@ static cpumask_var_t hwlat_excluded;	/* nohz_full= and isolcpus= CPUs */
 static u64 hwlat_cfg_gen;
 static u64 hwlat_cfg_epoch_ns;
 static bool hwlat_enabled;
+
+int hwlat_get_priority(void)
+{
+	return priority;
+}
 
 bool hwlat_is_enabled(void)
 {
@@ -240,6 +257,22 @@ u64 hwlat_min_sleep_ns(enum hwlat_mode m, u64 width_ns)
 		duty = HWLAT_STOP_MACHINE_MAX_DUTY_PERCENT;
 	return max(div64_u64(width_ns * (100 - duty), duty),
 		   HWLAT_MIN_SLEEP_US * NSEC_PER_USEC);
+}
+
+/*
+ * stop_machine() holds every online CPU with interrupts off, whatever the
+ * CPU list: the CPUs set apart for latency-critical work too, which the
+ * default list promises to spare. NULL if mode @m may run, else why not.
+ */
+#define HWLAT_ISOLATED_WHY HWLAT_MODE_STOP_MACHINE_NAME \
+	" mode holds every CPU with interrupts off, the isolated ones (nohz_full=, isolcpus=) too; load the module with allow_isolated_stop=1 to accept that"
+
+static const char *hwlat_check_isolated(enum hwlat_mode m)
+{
+	if (m != HWLAT_MODE_STOP_MACHINE || allow_isolated_stop ||
+	    cpumask_empty(hwlat_excluded))
+		return NULL;
+	return HWLAT_ISOLATED_WHY;
 }
 
 /* NULL if the values are safe together in mode @m, else what is wrong. */
@@ -401,6 +434,7 @@ int hwlat_set_enabled(bool on)
 		hwlat_buffer_reset();
 		hwlat_reset_floor();
 		hwlat_reset_sampled();
+		hwlat_reset_skipped();
 		WRITE_ONCE(hwlat_enabled, true);
 		ret = hwlat_start_locked();
 		if (ret) {
@@ -471,6 +505,13 @@ int hwlat_set_mode(enum hwlat_mode new_mode)
 	if (new_mode >= HWLAT_MODE_NR)
 		return -EINVAL;
 	mutex_lock(&hwlat_lock);
+	why = hwlat_check_isolated(new_mode);
+	if (why) {
+		pr_info_ratelimited("mode %s rejected: %s\n",
+				    hwlat_mode_names[new_mode], why);
+		ret = -EINVAL;
+		goto out;
+	}
 	why = hwlat_check_mode(new_mode, hwlat_width_us, hwlat_window_us);
 	if (why) {
 		pr_info_ratelimited("mode %s rejected with width %llu us and window %llu us: %s\n",
@@ -480,6 +521,7 @@ int hwlat_set_mode(enum hwlat_mode new_mode)
 	} else if (new_mode != hwlat_mode) {
 		ret = hwlat_reconfigure(new_mode, hwlat_cpus);
 	}
+out:
 	mutex_unlock(&hwlat_lock);
 	return ret;
 }
@@ -599,12 +641,27 @@ static int __init hwlat_apply_params(void)
 			return -EINVAL;
 		}
 	}
+	if (priority < 0 || priority > HWLAT_MAX_PRIORITY) {
+		pr_err("invalid parameter priority=%d: must be 0 (SCHED_NORMAL) to "
+		       __stringify(HWLAT_MAX_PRIORITY) " (SCHED_FIFO)\n", priority);
+		return -EINVAL;
+	}
+	why = hwlat_check_isolated(hwlat_mode);
+	if (why) {
+		pr_err("invalid parameter mode=%s: %s\n",
+		       hwlat_mode_names[hwlat_mode], why);
+		return -EINVAL;
+	}
 	if (allow_high_duty)
 		pr_warn("allow_high_duty=1: " HWLAT_MODE_PER_CPU_NAME " and "
 			HWLAT_MODE_STOP_MACHINE_NAME " may use widths up to "
 			__stringify(HWLAT_MAX_WIDTH_S_NUM) " s and "
 			__stringify(HWLAT_MAX_DUTY_PERCENT_NUM)
 			"%% of every window\n");
+	if (allow_isolated_stop && !cpumask_empty(hwlat_excluded))
+		pr_warn("allow_isolated_stop=1: " HWLAT_MODE_STOP_MACHINE_NAME
+			" mode may hold the isolated CPUs %*pbl with interrupts off\n",
+			cpumask_pr_args(hwlat_excluded));
 	return 0;
 }
 
@@ -634,10 +691,11 @@ static int __init hwlat_init(void)
 		return -ENOMEM;
 	if (!zalloc_cpumask_var(&hwlat_excluded, GFP_KERNEL))
 		goto err_cpus;
+	/* Before the parameters: stop-machine is checked against it. */
+	hwlat_find_excluded();
 	ret = hwlat_apply_params();
 	if (ret)
 		goto err_cpus;
-	hwlat_find_excluded();
 	ret = hwlat_buffer_init();
 	if (ret)
 		goto err_cpus;

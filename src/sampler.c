@@ -1,77 +1,71 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * hwlat_detector: the sampling loop and the threads that run it.
+ * hwlat_detector: the threads that run the widths, in their four modes.
  *
- * A width is a busy loop with interrupts off that reads the clock twice per
- * iteration: a large difference between the two reads (inner gap) or
- * between the second read and the next iteration's first (outer gap) is time
- * the CPU spent somewhere the kernel cannot see: SMM, a hypervisor, a stall.
+ * Each thread sleeps until its next grid point, gets onto the CPU it is to
+ * sample, runs a width there (width.c) and reports it. Nothing here may
+ * wait for a CPU that a task the sampler cannot preempt holds: a thread that
+ * does not get onto its CPU within the window skips the window and counts
+ * it, and a stopping thread that does not exit is moved off its CPU, so
+ * that disabling never hangs on what runs on a sampled CPU.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/completion.h>
 #include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
-#include <linux/irqflags.h>
 #include <linux/hrtimer.h>
+#include <linux/irqflags.h>
+#include <linux/jiffies.h>
 #include <linux/kthread.h>
 #include <linux/minmax.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
+#include <linux/spinlock.h>
 #include <linux/stop_machine.h>
-#include <linux/string.h>
-#include <linux/timekeeping.h>
-#include <linux/timex.h>
-#include <asm/cpufeature.h>
-#include <asm/tsc.h>
+#include <linux/workqueue.h>
+#include <uapi/linux/sched/types.h>
 
 #include "hwlat.h"
 
-DEFINE_PER_CPU_ALIGNED(struct hwlat_cpu, hwlat_cpu);
+#define CREATE_TRACE_POINTS
+#include "hwlat_trace.h"
+
+/* Where a thread is on its way to the CPU it is to sample. */
+enum hwlat_reach {
+	HWLAT_REACH_NONE,	/* not moving */
+	HWLAT_REACH_TRANSIT,	/* moving; the target must take it by deadline */
+	HWLAT_REACH_ABANDONED,	/* too late: moved away, the window skipped */
+};
 
 struct hwlat_thread {
 	struct task_struct *task;
 	enum hwlat_mode mode;
 	int cpu;			/* per-cpu: its CPU; else last one used */
 	cpumask_var_t allowed;		/* CPUs this thread may sample */
+	cpumask_var_t home;		/* scratch of the thread: where it sleeps */
+	cpumask_var_t target;		/* where the width is to run */
 	u64 gen;			/* settings generation of the last width */
 	u64 start_ns;			/* when the last width began; 0: none */
 	u64 width_end_ns;		/* when the last width (or try) ended */
 	bool stopping;			/* finish the width, then wait for stop */
+	struct completion done;		/* left its loop: kthread_stop() is quick */
+	/* round-robin: getting onto the next CPU (hwlat_reach_*()) */
+	spinlock_t reach_lock;
+	enum hwlat_reach reach;
+	u64 reach_deadline_ns;
+	struct delayed_work reach_work;
+	struct mutex release_lock;	/* serialises hwlat_release() */
+	cpumask_var_t away;		/* scratch of hwlat_release() */
 };
 
-/* Result of one width. */
-struct hwlat_width {
-	u64 threshold_ns;
-	u64 width_ns;
-	u64 first_ns;		/* start of the first gap over threshold */
-	u64 start_ns;
-	u64 inner_ns;
-	u64 outer_ns;
-	u64 count;
-	u64 nmi_count;
-	u64 nmi_ns;
-	u64 floor_ns;
-	u64 smi_count;
-	u64 smi_ns;
-	u64 backstep_ns;	/* largest small backwards step of the clock */
-	u32 smi_first;		/* MSR_SMI_COUNT at the start of the width */
-	u32 smi_seen;		/* MSR_SMI_COUNT at the last look */
-	unsigned int cpu;
-	bool smi_known;		/* both readings (and any between) worked */
-	bool exceeded;
-	bool ran;		/* the width ran (stop_machine() may skip it) */
-	const char *invalid;	/* why the width is discarded, or NULL */
-};
+static bool hwlat_thread_should_stop(struct hwlat_thread *t)
+{
+	return kthread_should_stop() || READ_ONCE(t->stopping);
+}
 
-/* Reads of a clock that stand still; see hwlat_clock_stopped(). */
-struct hwlat_still {
-	unsigned long reads;
-	u64 since;		/* TSC when the clock stopped moving */
-};
-
-static u64 hwlat_floor;
-/* HWLAT_STILL_MS in TSC cycles; 0 without a TSC (the read count decides). */
-static u64 hwlat_still_cycles;
+/* Windows each CPU could not be sampled in, since enable=1. */
+static DEFINE_PER_CPU(atomic64_t, hwlat_skipped);
 
 /* The thread of the none, round-robin and stop-machine modes. */
 static struct hwlat_thread *hwlat_single;
@@ -83,305 +77,137 @@ static cpumask_var_t hwlat_pcpu_mask;
 static bool hwlat_pcpu_active;
 static int hwlat_cpuhp_state = -1;
 
-u64 hwlat_get_floor_ns(void)
+u64 hwlat_get_skipped(unsigned int cpu)
 {
-	return READ_ONCE(hwlat_floor);
+	return atomic64_read(per_cpu_ptr(&hwlat_skipped, cpu));
 }
 
-void hwlat_reset_floor(void)
-{
-	WRITE_ONCE(hwlat_floor, 0);
-}
-
-/* Only @cpu's sampler writes it; a u64 load is not torn on x86_64. */
-u64 hwlat_get_sampled_ns(unsigned int cpu)
-{
-	return READ_ONCE(per_cpu(hwlat_cpu, cpu).sampled_ns);
-}
-
-/* Before the samplers start (enable=1): no writer runs. */
-void hwlat_reset_sampled(void)
+/* Before the samplers start (enable=1). */
+void hwlat_reset_skipped(void)
 {
 	unsigned int cpu;
 
 	for_each_possible_cpu(cpu)
-		WRITE_ONCE(per_cpu(hwlat_cpu, cpu).sampled_ns, 0);
-}
-
-static inline unsigned int hwlat_hist_idx(u64 ns)
-{
-	u64 coarse;
-
-	if (ns < HWLAT_HIST_FINE_TOP_NS)
-		return ns >> HWLAT_HIST_FINE_SHIFT;
-	coarse = (ns - HWLAT_HIST_FINE_TOP_NS) >> HWLAT_HIST_COARSE_SHIFT;
-	if (coarse < HWLAT_HIST_NR - HWLAT_HIST_FINE_NR - 1)
-		return HWLAT_HIST_FINE_NR + coarse;
-	return HWLAT_HIST_NR - 1;
-}
-
-/* The middle of bucket @idx (the lower bound of the open last bucket). */
-static u64 hwlat_hist_value(unsigned int idx)
-{
-	if (idx < HWLAT_HIST_FINE_NR)
-		return ((u64)idx << HWLAT_HIST_FINE_SHIFT) +
-		       (1 << HWLAT_HIST_FINE_SHIFT) / 2;
-	if (idx < HWLAT_HIST_NR - 1)
-		return HWLAT_HIST_FINE_TOP_NS +
-		       ((u64)(idx - HWLAT_HIST_FINE_NR) << HWLAT_HIST_COARSE_SHIFT) +
-		       (1 << HWLAT_HIST_COARSE_SHIFT) / 2;
-	return HWLAT_HIST_TOP_NS;
-}
-
-static u64 hwlat_hist_median(const u32 *hist)
-{
-	u64 total = 0, seen = 0;
-	unsigned int i;
-
-	for (i = 0; i < HWLAT_HIST_NR; i++)
-		total += hist[i];
-	if (!total)
-		return 0;
-	for (i = 0; i < HWLAT_HIST_NR; i++) {
-		seen += hist[i];
-		if (seen * 2 >= total)
-			break;
-	}
-	return hwlat_hist_value(i);
-}
-
-/* A gap starting at @from exceeded the threshold. */
-static inline void hwlat_gap(struct hwlat_width *w, u64 from)
-{
-	if (!w->exceeded) {
-		w->exceeded = true;
-		w->first_ns = from;
-	}
-	w->count++;
+		atomic64_set(per_cpu_ptr(&hwlat_skipped, cpu), 0);
 }
 
 /*
- * The clock stood still for a whole iteration. A tick-based clocksource read
- * on the CPU that runs the tick never advances with interrupts off; without
- * this limit the loop would keep them off until the hard-lockup detector
- * fires. The TSC measures how long the clock has stood still, so the limit
- * is time whatever a read costs (a slow emulated read would make a count of
- * reads last seconds); the count remains for CPUs without a TSC.
+ * @n windows of @cpu, the first due at @from_ns (CLOCK_MONOTONIC), passed
+ * without a width on it: counted, and a record in the stream, so that a
+ * reader sees which CPU and when. An offline CPU skips nothing: it was not
+ * there to be sampled.
  */
-static bool hwlat_clock_stopped(struct hwlat_still *st)
+static void hwlat_skip(unsigned int cpu, u64 n, u64 from_ns)
 {
-	u64 now = get_cycles();
+	struct hwlat_sample s = {};
 
-	if (!st->reads++) {
-		st->since = now;
-		return false;
-	}
-	if (st->reads > HWLAT_STILL_READS)
-		return true;
-	return hwlat_still_cycles && now - st->since > hwlat_still_cycles;
+	if (!n || cpu >= nr_cpu_ids || !cpu_online(cpu))
+		return;
+	atomic64_add(n, per_cpu_ptr(&hwlat_skipped, cpu));
+	s.cpu = cpu;
+	s.skipped = n;
+	s.ts = ns_to_timespec64(ktime_get_real_ns() - hwlat_mono_ns() + from_ns);
+	hwlat_buffer_push(&s, false);
+	pr_warn_ratelimited("CPU %u: %llu window(s) skipped, the sampler could not get onto it in time (a task it cannot preempt held it)\n",
+			    cpu, n);
 }
 
 /*
- * The clock went back from @prev to *@t1 or from *@t1 to *@t2.
- * ktime_get_mono_fast_ns() may, by a little, when an NMI lands in a
- * timekeeping update: a step up to the threshold is neither a latency nor a
- * reason to lose the width, so it is noted and the reads clamped. A larger
- * one makes the width's gaps meaningless: false, the width is discarded.
+ * Where a thread waits between widths, and where a stuck one is sent: the
+ * online CPUs outside nohz_full= and isolcpus= (a kthread waking on an
+ * isolated CPU disturbs it), or any online CPU when there is none, but never
+ * @avoid (a CPU that may hold it off; -1: none).
  */
-static bool hwlat_backstep(struct hwlat_width *w, u64 prev, u64 *t1, u64 *t2)
+static bool hwlat_where(struct cpumask *dst, int avoid)
 {
-	u64 back = 0;
-
-	if (*t1 < prev)
-		back = prev - *t1;
-	if (*t2 < *t1)
-		back = max(back, *t1 - *t2);
-	if (back > w->threshold_ns) {
-		w->invalid = "clock went backwards";
-		return false;
+	cpumask_andnot(dst, cpu_online_mask, hwlat_cpus_excluded());
+	if (avoid >= 0)
+		cpumask_clear_cpu(avoid, dst);
+	if (cpumask_empty(dst)) {
+		cpumask_copy(dst, cpu_online_mask);
+		if (avoid >= 0)
+			cpumask_clear_cpu(avoid, dst);
 	}
-	w->backstep_ns = max(w->backstep_ns, back);
-	*t1 = max(*t1, prev);
-	*t2 = max(*t2, *t1);
-	return true;
+	return !cpumask_empty(dst);
 }
 
 /*
- * An NMI entered at @at, after the last look: its entry time says which gap
- * holds it. Returns true when it came after @t2, so the next outer gap holds
- * it. @outer_timed: this iteration's outer gap is already in nmi_ns (an
- * earlier NMI's), so it is not added twice.
+ * Moves @t off the CPU it is on or queued on: a task that the sampler cannot
+ * preempt may hold that CPU forever, and then neither a window nor a stop
+ * could ever finish. A thread inside a width moves once the width is over.
  */
-static inline bool hwlat_nmi_place(struct hwlat_width *w, u64 at, u64 prev,
-				   u64 t1, u64 t2, bool outer_timed)
+static void hwlat_release(struct hwlat_thread *t)
 {
-	if (at <= t1) {
-		if (!outer_timed)
-			w->nmi_ns += t1 - prev;
-		return false;
-	}
-	if (at <= t2) {
-		w->nmi_ns += t2 - t1;
-		return false;
-	}
-	return true;
-}
-
-static void hwlat_smi_begin(struct hwlat_width *w)
-{
-	w->smi_known = hwlat_smi_available() && !hwlat_smi_read(&w->smi_first);
-	w->smi_seen = w->smi_first;
+	mutex_lock(&t->release_lock);
+	if (hwlat_where(t->away, task_cpu(t->task)))
+		set_cpus_allowed_ptr(t->task, t->away);
+	mutex_unlock(&t->release_lock);
 }
 
 /*
- * Gaps of @over ns above the threshold just ended at @t2: if this CPU's SMI
- * counter moved since the last look, an SMI took that time. Read only here,
- * so the loop's floor is unchanged; returns the clock after the read, so
- * that the read's own cost is not the next outer gap.
+ * Runs when a round-robin thread's deadline passed: if it is still on its
+ * way, the window is lost; the thread is moved away, and looked at again
+ * shortly, since its own move onto the CPU may come after this one.
  */
-static u64 hwlat_smi_after_gap(struct hwlat_width *w, u64 t2, u64 over)
+static void hwlat_reach_timeout(struct work_struct *work)
 {
-	u32 now;
+	struct hwlat_thread *t = container_of(to_delayed_work(work),
+					      struct hwlat_thread, reach_work);
+	u64 now = hwlat_mono_ns();
+	unsigned long delay = msecs_to_jiffies(HWLAT_RELEASE_MS);
+	bool release, again;
 
-	if (!w->smi_known)
-		return t2;
-	if (hwlat_smi_read(&now)) {
-		w->smi_known = false;
-		return t2;
-	}
-	if (now != w->smi_seen) {
-		w->smi_ns += over;
-		w->smi_seen = now;
-	}
-	return ktime_get_mono_fast_ns();
+	spin_lock_irq(&t->reach_lock);
+	if (t->reach == HWLAT_REACH_TRANSIT && now < t->reach_deadline_ns)
+		delay = nsecs_to_jiffies(t->reach_deadline_ns - now) + 1;
+	else if (t->reach == HWLAT_REACH_TRANSIT)
+		t->reach = HWLAT_REACH_ABANDONED;
+	release = t->reach == HWLAT_REACH_ABANDONED;
+	again = t->reach != HWLAT_REACH_NONE;
+	spin_unlock_irq(&t->reach_lock);
+	if (release)
+		hwlat_release(t);
+	if (again)
+		queue_delayed_work(system_unbound_wq, &t->reach_work, delay);
 }
 
-static void hwlat_smi_end(struct hwlat_width *w)
+/* The thread sets off for its next CPU, which must take it by @deadline_ns. */
+static void hwlat_reach_begin(struct hwlat_thread *t, u64 deadline_ns)
 {
-	u32 now;
+	u64 now = hwlat_mono_ns();
 
-	if (w->smi_known && !hwlat_smi_read(&now))
-		w->smi_count = (u32)(now - w->smi_first);
-	else
-		w->smi_known = false;
-}
-
-/* The outer gap from @prev, the last look, to @now, when the width ended. */
-static void hwlat_exit_gap(struct hwlat_width *w, u64 prev, u64 now,
-			   u64 *outer, bool nmi_in_gap)
-{
-	u64 d = now - prev;
-
-	if (d > *outer)
-		*outer = d;
-	if (d > w->threshold_ns) {
-		hwlat_gap(w, prev);
-		hwlat_smi_after_gap(w, now, d);
-	}
-	if (nmi_in_gap)
-		w->nmi_ns += d;
+	spin_lock_irq(&t->reach_lock);
+	t->reach = HWLAT_REACH_TRANSIT;
+	t->reach_deadline_ns = deadline_ns;
+	spin_unlock_irq(&t->reach_lock);
+	mod_delayed_work(system_unbound_wq, &t->reach_work,
+			 deadline_ns > now ?
+			 nsecs_to_jiffies(deadline_ns - now) + 1 : 0);
 }
 
 /*
- * The width ran from its first read @start to its last read @end: the time
- * a gap would have been seen. A discarded width reports nothing, so it
- * counts as nothing sampled. Only this CPU writes its sum.
+ * Interrupts off, so the thread stays where it is: true when it is on a CPU
+ * of t->target in time. Either way the journey is over.
  */
-static void hwlat_add_sampled(struct hwlat_cpu *hc,
-			      const struct hwlat_width *w, u64 start, u64 end)
+static bool hwlat_reach_end(struct hwlat_thread *t)
 {
-	if (!w->invalid)
-		WRITE_ONCE(hc->sampled_ns, hc->sampled_ns + end - start);
-}
-
-/*
- * One width on the current CPU. Interrupts are off: the caller disabled
- * them, or stop_machine() did. Everything written here is this CPU's own.
- */
-static void hwlat_width_irqsoff(struct hwlat_width *w)
-{
-	struct hwlat_cpu *hc = this_cpu_ptr(&hwlat_cpu);
-	const u64 threshold = w->threshold_ns;
-	const u64 width = w->width_ns;
-	struct hwlat_still still = {};
-	u64 start, prev, t1, t2, d, over, nmi0, nmi_seen;
-	u64 inner = 0, outer = 0;
-	bool nmi_next = false, outer_timed;
+	bool arrived;
 
 	lockdep_assert_irqs_disabled();
-	w->cpu = smp_processor_id();
-	memset(hc->hist, 0, sizeof(hc->hist));
-	hwlat_smi_begin(w);
-	nmi0 = READ_ONCE(hc->nmi_count);
-	nmi_seen = nmi0;
-	WRITE_ONCE(hc->sampling, 1);
-	barrier();
+	spin_lock(&t->reach_lock);
+	arrived = t->reach == HWLAT_REACH_TRANSIT &&
+		  cpumask_test_cpu(smp_processor_id(), t->target);
+	t->reach = HWLAT_REACH_NONE;
+	spin_unlock(&t->reach_lock);
+	return arrived;
+}
 
-	start = ktime_get_mono_fast_ns();
-	prev = start;
-	do {
-		t1 = ktime_get_mono_fast_ns();
-		t2 = ktime_get_mono_fast_ns();
-		if (unlikely(t1 < prev || t2 < t1) &&
-		    !hwlat_backstep(w, prev, &t1, &t2))
-			break;
-		if (likely(t2 != prev)) {
-			still.reads = 0;
-		} else if (hwlat_clock_stopped(&still)) {
-			w->invalid = "clock stopped";
-			break;
-		}
-		over = 0;
-		d = t1 - prev;
-		if (d > outer)
-			outer = d;
-		if (unlikely(d > threshold)) {
-			hwlat_gap(w, prev);
-			over += d;
-		}
-		outer_timed = nmi_next;
-		if (unlikely(nmi_next)) {
-			w->nmi_ns += d;
-			nmi_next = false;
-		}
-		d = t2 - t1;
-		hc->hist[hwlat_hist_idx(d)]++;
-		if (d > inner)
-			inner = d;
-		if (unlikely(d > threshold)) {
-			hwlat_gap(w, t1);
-			over += d;
-		}
-		if (unlikely(READ_ONCE(hc->nmi_count) != nmi_seen)) {
-			nmi_seen = READ_ONCE(hc->nmi_count);
-			nmi_next = hwlat_nmi_place(w, READ_ONCE(hc->nmi_last_ns),
-						   prev, t1, t2, outer_timed);
-		}
-		if (unlikely(over))
-			t2 = hwlat_smi_after_gap(w, t2, over);
-		prev = t2;
-	} while (t2 - start < width);
-
-	barrier();
-	WRITE_ONCE(hc->sampling, 0);
-	barrier();
-	/*
-	 * The time since the last look is an outer gap like the others: an
-	 * NMI or SMI that came after the last look is in it, and nmi_ns must
-	 * not hold more than the gaps it was taken from.
-	 */
-	t1 = ktime_get_mono_fast_ns();
-	if (!w->invalid && t1 > prev)
-		hwlat_exit_gap(w, prev, t1, &outer,
-			       nmi_next || READ_ONCE(hc->nmi_count) != nmi_seen);
-	hwlat_add_sampled(hc, w, start, max(t1, prev));
-	hwlat_smi_end(w);
-	w->ran = true;
-	w->start_ns = start;
-	w->inner_ns = inner;
-	w->outer_ns = outer;
-	w->nmi_count = READ_ONCE(hc->nmi_count) - nmi0;
-	w->floor_ns = hwlat_hist_median(hc->hist);
+/* Back to the CPUs where a sleeping sampler can always be woken. */
+static void hwlat_go_home(struct hwlat_thread *t)
+{
+	cancel_delayed_work(&t->reach_work);
+	if (hwlat_where(t->home, -1))
+		set_cpus_allowed_ptr(current, t->home);
 }
 
 static void hwlat_width_init(struct hwlat_thread *t, struct hwlat_width *w)
@@ -408,7 +234,7 @@ static void hwlat_report(struct hwlat_width *w, s64 real_offset_ns)
 	if (w->backstep_ns)
 		pr_warn_ratelimited("clock stepped back %llu ns on CPU %u, width kept\n",
 				    w->backstep_ns, w->cpu);
-	WRITE_ONCE(hwlat_floor, w->floor_ns);
+	hwlat_set_floor(w->floor_ns);
 	if (!w->exceeded && !w->nmi_count && !w->smi_count)
 		return;
 
@@ -424,6 +250,7 @@ static void hwlat_report(struct hwlat_width *w, s64 real_offset_ns)
 	s.smi_count = w->smi_count;
 	s.smi_ns = w->smi_ns;
 	hwlat_buffer_push(&s, w->exceeded);
+	trace_sample(&s);
 	if (hwlat_debug)
 		pr_info_ratelimited("cpu %u inner %llu ns outer %llu ns count %llu nmi %llu/%llu ns smi %llu/%llu ns%s\n",
 				    s.cpu, s.inner_ns, s.outer_ns, s.count,
@@ -434,7 +261,34 @@ static void hwlat_report(struct hwlat_width *w, s64 real_offset_ns)
 /* CLOCK_REALTIME minus the sampling clock, taken just before a width. */
 static s64 hwlat_real_offset(void)
 {
-	return (s64)(ktime_get_real_ns() - ktime_get_mono_fast_ns());
+	return (s64)(ktime_get_real_ns() - hwlat_clock_ns());
+}
+
+/*
+ * A width on the CPU this thread is on, if it is where it meant to be (on
+ * its way there, hwlat_reach_end(); else @cpu): interrupts off first, so
+ * that it cannot move between the check and the width. Reports it; false
+ * when not there.
+ */
+static bool hwlat_width_here(struct hwlat_thread *t, int cpu, bool reaching)
+{
+	struct hwlat_width w;
+	bool here;
+	s64 off;
+
+	hwlat_width_init(t, &w);
+	off = hwlat_real_offset();
+	local_irq_disable();
+	if (reaching)
+		here = hwlat_reach_end(t);
+	else
+		here = smp_processor_id() == cpu;
+	if (here)
+		hwlat_width_run(&w);
+	local_irq_enable();
+	if (here)
+		hwlat_report(&w, off);
+	return here;
 }
 
 static unsigned int hwlat_next_cpu(struct hwlat_thread *t)
@@ -447,58 +301,85 @@ static unsigned int hwlat_next_cpu(struct hwlat_thread *t)
 	return cpu;
 }
 
-static void hwlat_window_per_cpu(struct hwlat_thread *t)
+/*
+ * per-cpu: the thread is bound to its CPU. A stopping thread may have been
+ * moved off it (hwlat_release()); then it samples nothing.
+ */
+static void hwlat_window_per_cpu(struct hwlat_thread *t, u64 missed,
+				 u64 due)
 {
-	struct hwlat_width w;
-	s64 off;
-
-	hwlat_width_init(t, &w);
-	off = hwlat_real_offset();
-	local_irq_disable();
-	hwlat_width_irqsoff(&w);
-	local_irq_enable();
-	hwlat_report(&w, off);
+	hwlat_skip(t->cpu, missed, due);
+	hwlat_width_here(t, t->cpu, false);
 }
 
-/* round-robin moves to the next CPU first; none samples where it runs. */
-static void hwlat_window_single(struct hwlat_thread *t)
+/*
+ * Moves the thread onto t->target, runs the width there if it gets there
+ * by @deadline_ns, and takes it back home. A window it could not get onto
+ * a CPU in is skipped, for each CPU it could have used, unless a stop cut
+ * the journey short. The hotplug lock is not held: a thread held off its
+ * CPU must not hold up CPU hotplug (and every cpus_read_lock() behind a
+ * waiting writer) with it; if the CPU goes away meanwhile, the scheduler
+ * moves the thread elsewhere, and the check with interrupts off sees it.
+ */
+static void hwlat_width_there(struct hwlat_thread *t, u64 from_ns,
+			      u64 deadline_ns)
 {
-	struct hwlat_width w;
 	unsigned int cpu;
-	s64 off;
 
-	hwlat_width_init(t, &w);
+	hwlat_reach_begin(t, deadline_ns);
+	set_cpus_allowed_ptr(current, t->target);
+	if (!hwlat_width_here(t, -1, true) && !hwlat_thread_should_stop(t))
+		for_each_cpu(cpu, t->target)
+			hwlat_skip(cpu, 1, from_ns);
+	hwlat_go_home(t);
+}
+
+/* round-robin: the next CPU, chosen under the hotplug lock. */
+static void hwlat_window_round_robin(struct hwlat_thread *t, u64 missed,
+				     u64 due, u64 window_ns)
+{
+	unsigned int cpu;
+
 	cpus_read_lock();
-	if (t->mode == HWLAT_MODE_ROUND_ROBIN) {
-		cpu = hwlat_next_cpu(t);
-		if (cpu >= nr_cpu_ids ||
-		    set_cpus_allowed_ptr(current, cpumask_of(cpu))) {
-			cpus_read_unlock();
-			return;
-		}
-		t->cpu = cpu;
-	} else if (!cpumask_intersects(t->allowed, cpu_online_mask) ||
-		   set_cpus_allowed_ptr(current, t->allowed)) {
-		/* none: (re)applied every window, the CPUs may come and go. */
-		cpus_read_unlock();
-		return;
-	}
-	off = hwlat_real_offset();
-	local_irq_disable();
-	hwlat_width_irqsoff(&w);
-	local_irq_enable();
+	cpu = hwlat_next_cpu(t);
 	cpus_read_unlock();
-	hwlat_report(&w, off);
+	if (cpu >= nr_cpu_ids)
+		return;
+	t->cpu = cpu;
+	hwlat_skip(cpu, missed, due);
+	cpumask_copy(t->target, cpumask_of(cpu));
+	hwlat_width_there(t, due + missed * window_ns,
+			  due + (missed + 1) * window_ns);
+}
+
+/*
+ * none: any allowed CPU the scheduler places the thread on; re-applied
+ * every window, the CPUs may come and go.
+ */
+static void hwlat_window_none(struct hwlat_thread *t, u64 missed, u64 due,
+			      u64 window_ns)
+{
+	cpumask_and(t->target, t->allowed, cpu_online_mask);
+	if (cpumask_empty(t->target))
+		return;
+	hwlat_skip(cpumask_first(t->target), missed, due);
+	hwlat_width_there(t, due + missed * window_ns,
+			  due + (missed + 1) * window_ns);
 }
 
 static int hwlat_stop_machine_fn(void *data)
 {
-	hwlat_width_irqsoff(data);
+	hwlat_width_run(data);
 	return 0;
 }
 
-/* The width runs on one CPU while stop_machine() holds all the others. */
-static void hwlat_window_stop_machine(struct hwlat_thread *t)
+/*
+ * The width runs on one CPU while stop_machine() holds all the others; the
+ * CPU stoppers preempt whatever runs there. stop_machine() holds the hotplug
+ * lock for its duration, a width at most (10 ms unless allow_high_duty).
+ */
+static void hwlat_window_stop_machine(struct hwlat_thread *t, u64 missed,
+				      u64 due)
 {
 	struct hwlat_width w;
 	unsigned int cpu;
@@ -512,17 +393,12 @@ static void hwlat_window_stop_machine(struct hwlat_thread *t)
 	if (cpu >= nr_cpu_ids)
 		return;
 	t->cpu = cpu;
+	hwlat_skip(cpu, missed, due);
 	off = hwlat_real_offset();
 	/* Does not run the function if @cpu went offline meanwhile. */
 	ret = stop_machine(hwlat_stop_machine_fn, &w, cpumask_of(cpu));
-	/* Never ran: nothing to report. */
 	if (!ret && w.ran)
 		hwlat_report(&w, off);
-}
-
-static bool hwlat_thread_should_stop(struct hwlat_thread *t)
-{
-	return kthread_should_stop() || READ_ONCE(t->stopping);
 }
 
 /*
@@ -592,53 +468,99 @@ static u64 hwlat_next_start_ns(const struct hwlat_thread *t,
 /*
  * Sleeps until the next width is due. A change of settings
  * (hwlat_sampler_kick() wakes us) starts a new grid, so that a write
- * applies within about 1 ms plus the width in progress. Returns on stop.
+ * applies within about 1 ms plus the width in progress. *@due: when the
+ * width is due, with @cfg the settings it is due under. False on stop.
  */
-static void hwlat_sleep(struct hwlat_thread *t)
+static bool hwlat_sleep(struct hwlat_thread *t, struct hwlat_config *cfg,
+			u64 *due)
 {
-	struct hwlat_config cfg;
+	bool go = false;
 	ktime_t until;
-	u64 due;
 
 	for (;;) {
 		set_current_state(TASK_INTERRUPTIBLE);
+		hwlat_get_config(cfg);
+		*due = hwlat_next_start_ns(t, cfg);
 		if (hwlat_thread_should_stop(t))
 			break;
-		hwlat_get_config(&cfg);
-		due = hwlat_next_start_ns(t, &cfg);
-		if (ktime_get_mono_fast_ns() >= due)
+		go = hwlat_mono_ns() >= *due;
+		if (go)
 			break;
-		/* Same clock: mono_fast is CLOCK_MONOTONIC read without locks. */
-		until = ns_to_ktime(due);
+		/* Same clock: hwlat_mono_ns() is CLOCK_MONOTONIC. */
+		until = ns_to_ktime(*due);
 		schedule_hrtimeout(&until, HRTIMER_MODE_ABS);
 	}
 	__set_current_state(TASK_RUNNING);
+	return go;
+}
+
+/*
+ * A per-cpu thread that a task it cannot preempt kept off its CPU until it
+ * was stopped (and moved elsewhere) skipped every window due meanwhile.
+ */
+static void hwlat_skip_at_stop(struct hwlat_thread *t, u64 due, u64 window_ns)
+{
+	u64 now = hwlat_mono_ns();
+
+	if (t->mode == HWLAT_MODE_PER_CPU && now > due)
+		hwlat_skip(t->cpu, div64_u64(now - due, window_ns), due);
+}
+
+/*
+ * One window, due at @due: the windows that passed while the thread was
+ * kept from running are skipped, and the width must start within the
+ * window it is in now.
+ */
+static void hwlat_window(struct hwlat_thread *t, u64 due, u64 window_ns)
+{
+	u64 missed = 0;
+
+	t->start_ns = hwlat_mono_ns();
+	if (t->start_ns > due)
+		missed = div64_u64(t->start_ns - due, window_ns);
+	switch (t->mode) {
+	case HWLAT_MODE_PER_CPU:
+		hwlat_window_per_cpu(t, missed, due);
+		break;
+	case HWLAT_MODE_STOP_MACHINE:
+		hwlat_window_stop_machine(t, missed, due);
+		break;
+	case HWLAT_MODE_ROUND_ROBIN:
+		hwlat_window_round_robin(t, missed, due, window_ns);
+		break;
+	default:
+		hwlat_window_none(t, missed, due, window_ns);
+		break;
+	}
+	t->width_end_ns = hwlat_mono_ns();
+}
+
+/*
+ * Where the thread runs, set again by the thread itself: from 6.14 a new
+ * kthread's first run moves it to its node's housekeeping CPUs, undoing an
+ * affinity set before it woke.
+ */
+static void hwlat_thread_place(struct hwlat_thread *t)
+{
+	if (t->mode == HWLAT_MODE_PER_CPU)
+		set_cpus_allowed_ptr(current, cpumask_of(t->cpu));
+	else if (hwlat_where(t->home, -1))
+		set_cpus_allowed_ptr(current, t->home);
 }
 
 static int hwlat_thread_fn(void *data)
 {
 	struct hwlat_thread *t = data;
+	struct hwlat_config cfg;
+	u64 due;
 
-	for (;;) {
-		hwlat_sleep(t);
-		if (hwlat_thread_should_stop(t))
-			break;
-		t->start_ns = ktime_get_mono_fast_ns();
-		switch (t->mode) {
-		case HWLAT_MODE_PER_CPU:
-			hwlat_window_per_cpu(t);
-			break;
-		case HWLAT_MODE_STOP_MACHINE:
-			hwlat_window_stop_machine(t);
-			break;
-		default:
-			hwlat_window_single(t);
-			break;
-		}
-		t->width_end_ns = ktime_get_mono_fast_ns();
-	}
+	hwlat_thread_place(t);
+	while (hwlat_sleep(t, &cfg, &due))
+		hwlat_window(t, due, cfg.window_ns);
+	hwlat_skip_at_stop(t, due, cfg.window_ns);
 
 	/* Asked to stop early: idle until kthread_stop() collects us. */
+	complete(&t->done);
 	set_current_state(TASK_INTERRUPTIBLE);
 	while (!kthread_should_stop()) {
 		schedule();
@@ -652,31 +574,75 @@ static void hwlat_thread_free(struct hwlat_thread *t)
 {
 	if (!t)
 		return;
+	free_cpumask_var(t->away);
+	free_cpumask_var(t->target);
+	free_cpumask_var(t->home);
 	free_cpumask_var(t->allowed);
 	kfree(t);
 }
 
-/* Creates and starts a sampling thread; @cpu is used in per-cpu mode. */
+static struct hwlat_thread *hwlat_thread_alloc(enum hwlat_mode mode, int cpu,
+					       const struct cpumask *allowed)
+{
+	struct hwlat_thread *t;
+
+	t = kzalloc(sizeof(*t), GFP_KERNEL);
+	if (!t)
+		return NULL;
+	if (!zalloc_cpumask_var(&t->allowed, GFP_KERNEL) ||
+	    !zalloc_cpumask_var(&t->home, GFP_KERNEL) ||
+	    !zalloc_cpumask_var(&t->target, GFP_KERNEL) ||
+	    !zalloc_cpumask_var(&t->away, GFP_KERNEL)) {
+		hwlat_thread_free(t);
+		return NULL;
+	}
+	cpumask_copy(t->allowed, allowed);
+	t->mode = mode;
+	t->cpu = cpu;
+	init_completion(&t->done);
+	spin_lock_init(&t->reach_lock);
+	mutex_init(&t->release_lock);
+	INIT_DELAYED_WORK(&t->reach_work, hwlat_reach_timeout);
+	return t;
+}
+
+/*
+ * The samplers' priority (the priority parameter): SCHED_FIFO, so that a
+ * width starts on time and preempts any task of a lower priority, or left
+ * SCHED_NORMAL for 0.
+ */
+static int hwlat_thread_sched(struct task_struct *task)
+{
+	struct sched_attr attr = {
+		.size = sizeof(attr),
+		.sched_policy = SCHED_FIFO,
+		.sched_priority = hwlat_get_priority(),
+	};
+
+	if (!attr.sched_priority)
+		return 0;
+	return sched_setattr_nocheck(task, &attr);
+}
+
+/*
+ * Creates and starts a sampling thread; @cpu is its CPU in per-cpu mode.
+ * It is never bound for good (kthread_bind()): a stopping thread that a
+ * task it cannot preempt holds off its CPU must be movable elsewhere.
+ */
 static struct hwlat_thread *hwlat_thread_start(enum hwlat_mode mode,
 					       unsigned int cpu,
 					       const struct cpumask *allowed)
 {
-	struct hwlat_thread *t;
+	bool pcpu = mode == HWLAT_MODE_PER_CPU;
 	struct task_struct *task;
+	struct hwlat_thread *t;
 	int ret = -ENOMEM;
 
-	t = kzalloc(sizeof(*t), GFP_KERNEL);
+	t = hwlat_thread_alloc(mode, pcpu ? cpu : -1, allowed);
 	if (!t)
-		return ERR_PTR(-ENOMEM);
-	if (!zalloc_cpumask_var(&t->allowed, GFP_KERNEL))
 		goto err;
-	cpumask_copy(t->allowed, allowed);
-	t->mode = mode;
-	t->cpu = mode == HWLAT_MODE_PER_CPU ? cpu : -1;
-
-	if (mode == HWLAT_MODE_PER_CPU)
-		task = kthread_create_on_cpu(hwlat_thread_fn, t, cpu,
-					     "hwlatd/%u");
+	if (pcpu)
+		task = kthread_create(hwlat_thread_fn, t, "hwlatd/%u", cpu);
 	else
 		task = kthread_create(hwlat_thread_fn, t, "hwlatd");
 	if (IS_ERR(task)) {
@@ -684,6 +650,16 @@ static struct hwlat_thread *hwlat_thread_start(enum hwlat_mode mode,
 		goto err;
 	}
 	t->task = task;
+	if (pcpu)
+		ret = set_cpus_allowed_ptr(task, cpumask_of(cpu));
+	else if (hwlat_where(t->home, -1))
+		ret = set_cpus_allowed_ptr(task, t->home);
+	if (!ret)
+		ret = hwlat_thread_sched(task);
+	if (ret) {
+		kthread_stop(task);
+		goto err;
+	}
 	wake_up_process(task);
 	return t;
 err:
@@ -703,9 +679,18 @@ static void hwlat_thread_request_stop(struct hwlat_thread *t)
 	wake_up_process(t->task);
 }
 
-/* Waits for the current width (at most 1 s) and frees the thread. */
+/*
+ * Waits for the current width (at most 1 s) and frees the thread. A thread
+ * that does not leave its loop is held off its CPU: it is moved off it,
+ * again and again, until it runs.
+ */
 static void hwlat_thread_stop(struct hwlat_thread *t)
 {
+	hwlat_thread_request_stop(t);
+	while (!wait_for_completion_timeout(&t->done,
+					    msecs_to_jiffies(HWLAT_RELEASE_MS)))
+		hwlat_release(t);
+	cancel_delayed_work_sync(&t->reach_work);
 	kthread_stop(t->task);
 	hwlat_thread_free(t);
 }
@@ -841,8 +826,7 @@ int hwlat_sampler_init(void)
 {
 	int ret;
 
-	if (boot_cpu_has(X86_FEATURE_TSC))
-		hwlat_still_cycles = (u64)tsc_khz * HWLAT_STILL_MS;
+	hwlat_width_setup();
 	hwlat_pcpu_threads = kcalloc(nr_cpu_ids, sizeof(*hwlat_pcpu_threads),
 				     GFP_KERNEL);
 	if (!hwlat_pcpu_threads)

@@ -34,7 +34,7 @@
  *        acc-guest smi-control <n> <cpu> (n SMIs from cpu, detector disabled)
  *        acc-guest nmi                   (prints the NMI line only)
  *
- * Options of "sample" (the SMI and IPI tests of issue 12):
+ * Options of "sample" (the SMI and IPI tests):
  *   threshold=US   detector threshold (default 20000)
  *   cpus=LIST      the detector's cpus (default: untouched, all CPUs)
  *   gate=R,W,N     raise N SMIs from CPU R, each while CPU W is inside a width:
@@ -855,8 +855,8 @@ static int sample(const struct sample_opts *o)
 }
 
 /*
- * The kernel's own hwlat tracer instead of the module (bench/accuracy-vs-tracer,
- * issue 15): "tracer <mode> <seconds> [trace]". Sets the tracer up with the
+ * The kernel's own hwlat tracer instead of the module (bench/accuracy-vs-tracer):
+ * "tracer <mode> <seconds> [trace]". Sets the tracer up with the
  * module's settings (tracing_thresh 20000 us, hwlat_detector/width 900000,
  * window 1000000, hwlat_detector/mode), starts it with tracing_on and reads
  * trace_pipe as a user of the tracer does, while sampling. The tracer's

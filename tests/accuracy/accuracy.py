@@ -4,7 +4,7 @@
 hwlat_detector.ko loaded, injects faults with known ground truth from the
 host, and judges what the detector reported (analysis.py). Prints TAP.
 
-Tests (issue 7):
+Tests:
   selfcheck       a user-space spinner in the guest (no module) sees the
                   injected stalls (12 of them): proves the harness itself
   stalls-MODE     SIGSTOP/SIGCONT of the QEMU process for 20-300 ms, >= 20
@@ -19,7 +19,7 @@ Tests (issue 7):
   smi             SeaBIOS (SMIs on the raising CPU only), q35,smm=on,
                   Skylake-Client: SMIs raised on CPU 0 while round-robin
                   samples; no sampler takes one during its width, so every
-                  window counts 0 (issue 12's contract)
+                  window counts 0 (the contract of docs/interfaces.md)
   smi-ovmf        OVMF (SMI broadcast): N SMIs raised inside the sampler's
                   widths from elsewhere in round-robin, per-cpu and
                   stop-machine are counted exactly N (sum; max-per-cpu),
@@ -94,10 +94,10 @@ def make_initramfs(path, ko, guest_bin, commands, msr_ko=None):
     """/init mounts the pseudo file systems, loads the modules (the
     detector with allow_high_duty=1: the suite samples 900 ms of every
     second in per-cpu and stop-machine modes too, beyond the production
-    bounds of issue 12; a module without the parameter ignores it), runs each
-    of `commands` (acc-guest arguments) while the previous ones succeed,
-    with the output on ttyS1 (the data channel), dumps dmesg there, and
-    powers off."""
+    per-mode bounds of docs/design.md, "Safety bounds"; a module without
+    the parameter ignores it), runs each of `commands` (acc-guest
+    arguments) while the previous ones succeed, with the output on ttyS1
+    (the data channel), dumps dmesg there, and powers off."""
     if isinstance(commands, str):
         commands = [commands]
     run = "\n".join(f"\t[ $rc -ne 0 ] || /acc-guest {c} || rc=$?" for c in commands)
@@ -837,7 +837,7 @@ class Suite:
                            slack_ns=50 * MS if spinner else MS, host_delays=monitor.delays,
                            recall_margin=0.4 if spinner else 0.0 if mode == "per-cpu" else 0.1,
                            widths=widths, widths_note=why)
-        # Issue 15: the widths must cover the time the settings promise,
+        # The widths must cover the time the settings promise,
         # over the injection period; per-cpu staggers 2 CPUs by half a
         # window, so together they cover all of it.
         promised = min(1.0, (2 if mode == "per-cpu" else 1) * WIDTH_NS / WINDOW_NS)
@@ -1064,8 +1064,8 @@ class Suite:
         only, and CPU 0 runs the raising program only outside its own widths,
         so no sampler takes one during a width: every window's smi_count is
         0, while MSR_SMI_COUNT rises by N on CPU 0 and 0 on CPU 1. (The
-        module before issue 12 added every CPU's MSR delta over the whole
-        window, sleep included, and counted them all.)"""
+        module before per-CPU SMI counting added every CPU's MSR delta over
+        the whole window, sleep included, and counted them all.)"""
         name = "smi"
         n = self.args.smis
         seconds = int(n * 3 + 3)
@@ -1108,7 +1108,7 @@ class Suite:
         return widths, None
 
     def run_smi_ovmf(self):
-        """OVMF (SMI broadcast, as servers do): issue 12's lab. One guest runs
+        """OVMF (SMI broadcast, as servers do). One guest runs
         the control, the three modes with N SMIs each raised inside a width of
         the sampler from elsewhere, the IPI check, and the NMI attribution
         under this firmware (per-cpu, QMP inject-nmi as in run_nmi); see
@@ -1390,7 +1390,7 @@ def figures_md(results, args, kernel_release):
     smi, ovmf = results.get("smi"), results.get("smi-ovmf")
     if smi or ovmf:
         out += ["", "## Raised SMIs (APM port 0xb2, q35 smm=on, Skylake-Client)", "",
-                "Counted as issue 12's contract defines smi_count: the SMIs the sampling CPU "
+                "Counted as docs/interfaces.md defines smi_count: the SMIs the sampling CPU "
                 "took during its width. Per CPU: stream total / SMIs inside that CPU's traced "
                 "widths. Machine total / expected, by the contract's method.", "",
                 "| run | raised | MSR_SMI_COUNT delta per CPU | stream per CPU / expected "
@@ -1459,7 +1459,7 @@ def main():
     if args.msr_ko and not os.path.isfile(args.msr_ko):
         p.error(f"--msr-ko {args.msr_ko}: no such file")
     if args.stalls < 20 or args.nmis < 1 or args.smis < 1:
-        p.error("--stalls must be >= 20 (issue 7), --nmis and --smis >= 1")
+        p.error("--stalls must be >= 20, --nmis and --smis >= 1")
     os.makedirs(args.out, exist_ok=True)
     print(f"# accuracy: seed {args.seed}, kernel {args.kernel}, module {args.ko}, QEMU "
           f"{'nice ' + str(args.nice) + (', FIFO after boot' if args.realtime else '')}",

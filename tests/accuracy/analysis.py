@@ -49,7 +49,7 @@ class StreamLine:
         return self.smi_count or 0
 
 
-# 11 fields (issue 12: smi_count and smi_ns, each "-" when the CPU cannot
+# 11 fields (smi_count and smi_ns, each "-" when the CPU cannot
 # count SMIs); the 10-field line of earlier modules has no smi_ns.
 _STREAM_RE = re.compile(r"^(\d+) (\d+) (\d+)\.(\d{9}) (\d+) (\d+) (\d+) (\d+) (\d+) (\d+|-)"
                         r"(?: (\d+|-))?$")
@@ -589,7 +589,7 @@ def coverage(widths, start, end):
 
 
 def judge_coverage(widths, start, end, promised, margin=0.05):
-    """Issue 15: the traced widths must cover the sampling time the settings
+    """The traced widths must cover the sampling time the settings
     promise (width / window, or 1 when staggered per-cpu widths overlap)
     within `margin`. Time lost to wake-ups, migrations or the report path
     shows as coverage below the promise. Returns (fraction, failure or
@@ -646,7 +646,7 @@ def match_stalls(samples, stalls, offset, threshold_ns, width_ns, window_ns, per
                  pair_gate_ns=5 * MS, widths=None, widths_note=None):
     """Matches detector windows against injected stalls and judges them.
 
-    Required (issue 7): precision 1 (every window above the threshold is an
+    Required: precision 1 (every window above the threshold is an
     injected stall: no invented latency), recall >= the fraction of stalls
     that started inside a sampling width, minus recall_margin (a stall that
     begins while the sampler sleeps is legitimately missed; a stall seen on
@@ -980,7 +980,7 @@ def match_nmis(samples, injections, offset, nmi_before, nmi_after, threshold_ns,
 
 @dataclass
 class SmiCheck:
-    """The judgement of one run with raised SMIs (issue 12)."""
+    """The judgement of one run with raised SMIs."""
     raised: int
     msr_delta: list          # per CPU, None without MSR access
     takers: str              # "every CPU" (broadcast) or "the raising CPU"
@@ -1030,7 +1030,7 @@ def _width_of(ts, widths, tol=2 * MS):
 def judge_smis(samples, smis, widths, msr_before, msr_after, method, broadcast=True,
                threshold_ns=None, check_ns=False, guard_ns=2 * MS, costs=None,
                want_raised=None):
-    """Judges SMI counting as issue 12's contract defines it.
+    """Judges SMI counting as docs/interfaces.md defines it.
 
     smis: [(k, guest ns, raising cpu)]. widths: {cpu: [(start, end)]}, the
     traced widths of every CPU that sampled. A window's smi_count is the
@@ -1218,7 +1218,7 @@ def dmesg_problems(lines, allow_unknown_nmi=False):
     return bad
 
 
-# ------------------------------------------- bench/accuracy-vs-tracer (issue 15)
+# ------------------------------------------------------ bench/accuracy-vs-tracer
 
 @dataclass
 class VersusRow:
@@ -1315,7 +1315,7 @@ def ratio(ours, theirs):
 
 
 def versus_goals(row, tracer, duty, margin=0.05, median_ns=100_000):
-    """Issue 15's goals for one mode of ours against the tracer's same mode:
+    """The benchmark's goals for one mode of ours against the tracer's same mode:
     [(goal, ok, detail)]. Precision 1.00; recall at least the tracer's and
     at least duty - margin (per-cpu: 1.00, some CPU always samples); median
     error at most median_ns; every matched stall within 1 ms + 1 % of its

@@ -110,7 +110,7 @@ class Offset(unittest.TestCase):
 
 
 class Coverage(unittest.TestCase):
-    """Issue 15 item 4: the widths must cover what width / window promises."""
+    """The widths must cover what width / window promises."""
 
     def grid(self, n, width, window, phase=0):
         return [(phase + k * window, phase + k * window + width) for k in range(n)]
@@ -369,8 +369,8 @@ def traced_run(inside, missed=(), mode="round-robin", trace_off=0, cal=True, end
 
 class TracedWidths(unittest.TestCase):
     """Recall is judged against the stalls that started inside a traced
-    width (issue: "at least the fraction of stalls that started inside a
-    sampling width, minus 10 points")."""
+    width (the suite's rule: "at least the fraction of stalls that started
+    inside a sampling width, minus 10 points")."""
 
     def judge(self, inside, missed=(), mode="round-robin", **kw):
         lines, stalls, samples = traced_run(inside, missed, mode, **kw)
@@ -705,7 +705,7 @@ class Smis(unittest.TestCase):
         self.assertEqual((r.machine_total, r.expected, r.noise_windows), (5, {0: 5}, 1))
 
     def test_every_cpus_count_added_fails(self):
-        """The module before issue 12: each SMI once per CPU."""
+        """The module before per-CPU SMI counting: each SMI once per CPU."""
         r = self.judge(self.stream(counts=(2, 2, 2, 2, 2)))
         self.assertIn("machine total (sum) 10, expected 5", r.failures)
         self.assertIn("cpu 0: stream smi_count total 10, 5 SMIs were inside its widths",
@@ -923,7 +923,7 @@ class TracerLines(unittest.TestCase):
 
 
 class Versus(unittest.TestCase):
-    """bench/accuracy-vs-tracer: the figures of a run and issue 15's goals."""
+    """bench/accuracy-vs-tracer: the figures of a run and the goals."""
 
     def row(self, backend="module", mode="round-robin", miss_every=0, err_ns=50_000,
             extra=None, per_cpu=False, seed=7):

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""bench/accuracy-vs-tracer, host side (issue 15 items 3 and 7).
+"""bench/accuracy-vs-tracer, host side.
 
 One QEMU (TCG) guest running a kernel that has both our module and the
 kernel's own hwlat tracer (Debian's -rt kernel), one boot, six sampling runs
@@ -12,7 +12,7 @@ mark), then M QMP inject-nmi 2-3 s apart. Each run is judged by the accuracy
 suite's own functions (analysis.match_stalls, analysis.match_nmis, the
 widths traced with sched_switch of the hwlatd threads, which both backends
 name alike), and the figures go into one table with each figure's ratio to
-the tracer's same mode, followed by issue 15's goals for our modes.
+the tracer's same mode, followed by the goals for our modes.
 
 A benchmark: it prints the table and the goals, PASS or FAIL, and exits 0
 when all six runs were measured; 1 when some could not be (the table says
@@ -280,7 +280,7 @@ def report(runs, lines, truth, delays, head, out, dmesg_saved=True):
         "width's end) inside some CPU's traced width (width/window = 0.90 on paper). NMIs "
         "attributed: injected NMIs matched to a window of the CPU that took them (the "
         "tracer reports a width only when a gap exceeded the threshold).",
-        "", "## Goals (issue 15 item 7, ours against the tracer's same mode)", ""] + goals + [
+        "", "## Goals (ours against the tracer's same mode)", ""] + goals + [
         "", "## Notes per run", ""]
     for key, ns in notes.items():
         text += [f"- {key}: " + "; ".join(ns)] if ns else []

@@ -17,6 +17,8 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <dirent.h>
+#include <sched.h>
 #include <sys/klog.h>
 #include <sys/mount.h>
 
@@ -29,85 +31,6 @@
 
 static const char *const modes[] = { "none", "round-robin", "per-cpu", "stop-machine" };
 
-/* Sets width and window in an order that keeps width < window throughout. */
-static int set_ww(long long width, long long window)
-{
-	int r;
-
-	if (width < rdnum("window")) {
-		r = wrnum("width", width);
-		return r ? r : wrnum("window", window);
-	}
-	r = wrnum("window", window);
-	return r ? r : wrnum("width", width);
-}
-
-/*
- * Disables the detector, then applies a configuration; 0 or -errno. Width
- * and window change in round-robin mode (the widest bounds), so that the
- * target mode's bounds apply only to the final pair.
- */
-static int configure(const char *mode, long long thr, long long width, long long window)
-{
-	int r;
-
-	r = wr("enable", "0");
-	if (!r)
-		r = wr("mode", "round-robin");
-	if (!r)
-		r = wr("cpus", "");
-	if (!r)
-		r = set_ww(width, window);
-	if (!r)
-		r = wr("mode", mode);
-	if (!r)
-		r = wrnum("threshold", thr);
-	if (r)
-		diag("configure(%s, %lld, %lld, %lld) failed: %s", mode, thr, width, window,
-		     strerror(-r));
-	return r;
-}
-
-/*
- * Reads `stream` for ms milliseconds (or until want lines) into a, with
- * reads of bufsz bytes; returns the number of read() calls that returned
- * data, or -errno on an unexpected error.
- */
-static long read_stream(struct stream_acc *a, unsigned int ms, uint64_t want, size_t bufsz,
-			uint64_t *max_lines_per_read)
-{
-	_cleanup_close_ int fd = open_file("stream", O_RDONLY | O_NONBLOCK);
-	_cleanup_free_ char *buf = malloc(bufsz);
-	uint64_t deadline = now_ns() + (uint64_t)ms * 1000000ull;
-	long reads = 0;
-
-	if (fd < 0)
-		return fd;
-	if (!buf)
-		return -ENOMEM;
-	while (now_ns() < deadline && (!want || a->lines < want)) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		uint64_t before = a->lines;
-		ssize_t n;
-
-		if (poll(&p, 1, 100) < 0)
-			return -errno;
-		n = read(fd, buf, bufsz);
-		if (n < 0) {
-			if (errno == EAGAIN)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			break;
-		reads++;
-		acc_feed(a, buf, (size_t)n);
-		if (max_lines_per_read && a->lines - before > *max_lines_per_read)
-			*max_lines_per_read = a->lines - before;
-	}
-	return reads;
-}
-
 static void test_modes_of_files(void)
 {
 	static const struct {
@@ -119,7 +42,7 @@ static void test_modes_of_files(void)
 		{ "sample", 0400 }, { "mode", 0600 },	   { "cpus", 0600 },
 		{ "stream", 0400 }, { "dropped", 0400 },   { "floor", 0400 },
 		{ "clock", 0400 },  { "smi", 0400 },	   { "cpus_excluded", 0400 },
-		{ "sampled", 0400 },
+		{ "sampled", 0400 }, { "skipped", 0400 },
 	};
 
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
@@ -557,7 +480,21 @@ static void test_poll(void)
 	int r0, r1;
 	uint64_t t0, waited;
 
+	cpu_set_t all, zero;
+
+	/*
+	 * The first width starts at enable=1, at SCHED_FIFO 99: on this
+	 * program's CPU it would run before the first poll(). So the width
+	 * samples CPU 1, and this program stays on CPU 0.
+	 */
 	configure("round-robin", FAST_THRESHOLD, FAST_WIDTH, FAST_WINDOW);
+	if (cpus_online() >= 2) {
+		sched_getaffinity(0, sizeof(all), &all);
+		CPU_ZERO(&zero);
+		CPU_SET(0, &zero);
+		sched_setaffinity(0, sizeof(zero), &zero);
+		wr("cpus", "1");
+	}
 	wr("enable", "1");
 	fd = open_file("stream", O_RDONLY | O_NONBLOCK);
 	if (fd < 0) {
@@ -584,6 +521,9 @@ static void test_poll(void)
 			diag("read returned %zd (%s)", n, n < 0 ? strerror(errno) : "EOF");
 	}
 	wr("enable", "0");
+	wr("cpus", "");
+	if (cpus_online() >= 2)
+		sched_setaffinity(0, sizeof(all), &all);
 }
 
 /*
@@ -920,7 +860,7 @@ static void diag_lateness(const char *what, const uint64_t *late, unsigned int n
 }
 
 /*
- * Issue 15: widths begin on a grid, one per window from enable, and in
+ * Widths begin on a grid, one per window from enable, and in
  * per-cpu mode CPU 1's half a window after CPU 0's, so that a stall of the
  * whole machine always finds one of them sampling. At a 1 us threshold a
  * window's time is its first gap, within a few us of the width's start
@@ -969,9 +909,10 @@ static void test_stagger(void)
 }
 
 /*
- * A sampler kept off its CPU past its grid point (here by a SCHED_FIFO
- * spinner on CPU 1 for 250 ms, longer than the 100 ms between two widths)
- * skips that point: its widths still start at least a window apart.
+ * A sampler kept off its CPU past its grid point (here by a SCHED_FIFO 99
+ * spinner on CPU 1 for 250 ms, longer than the 100 ms between two widths:
+ * the samplers' own priority, so they cannot preempt it) skips that point:
+ * its widths still start at least a window apart.
  * Before, a late width made every later one start 1 ms after the last
  * ended, back to back, interrupts off nearly all the time (seen as RCU
  * stalls and a soft lockup in the OVMF accuracy guest).
@@ -979,7 +920,7 @@ static void test_stagger(void)
 static void test_late_width(void)
 {
 	const uint64_t window = 200000000ull, slack = 15000000ull;
-	struct sched_param fifo = { .sched_priority = 50 }, other = { 0 };
+	struct sched_param fifo = { .sched_priority = 99 }, other = { 0 };
 	struct stream_acc a = { 0 };
 	uint64_t closest = UINT64_MAX, t;
 	cpu_set_t one, all;
@@ -1012,6 +953,135 @@ static void test_late_width(void)
 		"per-cpu 100 ms / 200 ms, CPU 1 held 250 ms: its widths still start a window apart (within 15 ms)"))
 		diag("held: %d; %u windows after the hold, closest two %" PRIu64 " us apart", spun,
 		     a.nts[1], closest / 1000);
+}
+
+#define TRACING "/sys/kernel/debug/tracing/"
+
+/* Writes @val to the tracing file @rel (O_TRUNC: "trace" clears). */
+static void wr_path_trace(const char *rel, const char *val)
+{
+	char p[256];
+	int fd;
+
+	snprintf(p, sizeof(p), TRACING "%s", rel);
+	fd = open(p, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0 || (val[0] && write(fd, val, strlen(val)) < 0))
+		diag("cannot write \"%s\" to %s: %s", val, p, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+}
+#define EVENT_DIR TRACING "events/hwlat_detector/sample/"
+#define TRACE_MAX 256
+
+/* The windows of a stream drained to EOF, in order: 0 or -errno. */
+static int stream_windows(int fd, struct stream_line *w, size_t max, size_t *n)
+{
+	char buf[65536], part[512];
+	size_t plen = 0;
+	ssize_t r;
+
+	*n = 0;
+	while ((r = read(fd, buf, sizeof(buf))) > 0) {
+		for (ssize_t i = 0; i < r; i++) {
+			if (plen < sizeof(part))
+				part[plen++] = buf[i];
+			if (buf[i] != '\n')
+				continue;
+			if (*n < max && parse_stream(part, plen, &w[*n]))
+				(*n)++;
+			plen = 0;
+		}
+	}
+	return r < 0 ? -errno : 0;
+}
+
+/* One line of the trace: its fields, or false when it is not ours. */
+static bool trace_window(const char *line, struct stream_line *t)
+{
+	const char *p = strstr(line, "sample: seq=");
+	long long smi_count, smi_ns;
+
+	if (!p)
+		return false;
+	if (sscanf(p, "sample: seq=%" SCNu64 " cpu=%" SCNu64 " ts=%" SCNu64 ".%" SCNu64
+		   " inner_ns=%" SCNu64 " outer_ns=%" SCNu64 " count=%" SCNu64 " nmi_count=%" SCNu64
+		   " nmi_ns=%" SCNu64 " smi_count=%lld smi_ns=%lld",
+		   &t->seq, &t->cpu, &t->sec, &t->nsec, &t->inner_ns, &t->outer_ns, &t->count,
+		   &t->nmi_count, &t->nmi_ns, &smi_count, &smi_ns) != 11)
+		return false;
+	t->smi_known = smi_count >= 0;
+	t->smi_count = t->smi_known ? (uint64_t)smi_count : 0;
+	t->smi_ns = t->smi_known ? (uint64_t)smi_ns : 0;
+	return true;
+}
+
+static size_t trace_windows(struct stream_line *w, size_t max)
+{
+	FILE *f = fopen(TRACING "trace", "re");
+	char line[512];
+	size_t n = 0;
+
+	while (f && n < max && fgets(line, sizeof(line), f))
+		if (trace_window(line, &w[n]))
+			n++;
+	if (f)
+		fclose(f);
+	return n;
+}
+
+static bool same_window(const struct stream_line *a, const struct stream_line *b)
+{
+	return a->seq == b->seq && a->cpu == b->cpu && a->sec == b->sec && a->nsec == b->nsec &&
+	       a->inner_ns == b->inner_ns && a->outer_ns == b->outer_ns &&
+	       a->count == b->count && a->nmi_count == b->nmi_count && a->nmi_ns == b->nmi_ns &&
+	       a->smi_known == b->smi_known && a->smi_count == b->smi_count &&
+	       a->smi_ns == b->smi_ns;
+}
+
+/*
+ * The trace event hwlat_detector:sample is off by default and, enabled,
+ * carries exactly the stream's windows: the same sequence numbers, the
+ * same fields, in the same order.
+ */
+static void test_trace_event(void)
+{
+	static struct stream_line st[TRACE_MAX], tr[TRACE_MAX];
+	char fmt[4096];
+	size_t ns, nt, i;
+	_cleanup_close_ int fd = -1;
+	bool same;
+
+	if (rd_path(EVENT_DIR "format", fmt, sizeof(fmt)) <= 0) {
+		ok(false, "the trace event hwlat_detector:sample exists (" EVENT_DIR "format)");
+		return;
+	}
+	ok(strstr(fmt, "field:u64 seq;") && strstr(fmt, "field:u64 inner_ns;") &&
+	   strstr(fmt, "field:u64 smi_ns;") && strstr(fmt, "field:bool smi_known;"),
+	   "the event's format names the stream's fields");
+	if (rd_path(EVENT_DIR "enable", fmt, sizeof(fmt)) < 0)
+		fmt[0] = '\0';
+	ok(strcmp(fmt, "0\n") == 0, "the event is off by default (enable reads \"%s\")", escs(fmt));
+	configure("round-robin", FAST_THRESHOLD, FAST_WIDTH, FAST_WINDOW);
+	wr_path_trace("trace", "");
+	wr("enable", "1");
+	sleep_ms(600);
+	wr("enable", "0");
+	ok(trace_windows(tr, TRACE_MAX) == 0, "off, the event records nothing");
+	wr_path_trace("events/hwlat_detector/sample/enable", "1");
+	fd = open_file("stream", O_RDONLY);
+	wr("enable", "1");
+	sleep_ms(1500);
+	wr("enable", "0");
+	stream_windows(fd, st, TRACE_MAX, &ns);
+	wr_path_trace("events/hwlat_detector/sample/enable", "0");
+	nt = trace_windows(tr, TRACE_MAX);
+	same = ns > 0 && ns == nt;
+	for (i = 0; same && i < ns; i++)
+		same = same_window(&st[i], &tr[i]);
+	if (!ok(same, "enabled, the event carries exactly the stream's windows (%zu)", ns))
+		diag("stream %zu windows, trace %zu; first difference at %zu: seq %" PRIu64
+		     " against %" PRIu64,
+		     ns, nt, i ? i - 1 : 0, i ? st[i - 1].seq : 0, i ? tr[i - 1].seq : 0);
 }
 
 /* count and max agree with the stream when nothing was dropped. */
@@ -1087,6 +1157,64 @@ static void kmsg_mark(const char *marker)
 		diag("cannot write to /dev/kmsg: %s", strerror(errno));
 }
 
+/*
+ * The scheduling policy and priority of the first sampling thread found
+ * (comm "hwlatd" or "hwlatd/N"): 0, or -ENOENT when none runs.
+ */
+static int hwlatd_sched(int *policy, int *prio)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int found = -ENOENT;
+
+	while (d && found && (e = readdir(d))) {
+		char p[300], buf[1024], *c;
+
+		snprintf(p, sizeof(p), "/proc/%s/stat", e->d_name);
+		if (rd_path(p, buf, sizeof(buf)) <= 0 || !strstr(buf, "(hwlatd"))
+			continue;
+		/* Fields after "(comm)": rt_priority and policy are 40 and 41. */
+		c = strrchr(buf, ')');
+		for (int f = 2; c && f < 40; f++)
+			c = strchr(c + 1, ' ');
+		if (c && sscanf(c + 1, "%d %d", prio, policy) == 2)
+			found = 0;
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/*
+ * The samplers run SCHED_FIFO 99 unless loaded with priority=N (0:
+ * SCHED_NORMAL), so that they reach a CPU a real-time task holds.
+ */
+static void test_priority(void)
+{
+	static const struct {
+		const char *params;
+		int policy, prio;
+	} cases[] = {
+		{ "enabled=1 width=100000 window=200000", SCHED_FIFO, 99 },
+		{ "enabled=1 width=100000 window=200000 priority=0", SCHED_OTHER, 0 },
+		{ "enabled=1 width=100000 window=200000 priority=42", SCHED_FIFO, 42 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int policy = -1, prio = -1, r;
+
+		r = load_module(cases[i].params);
+		if (!r)
+			r = hwlatd_sched(&policy, &prio);
+		if (!ok(r == 0 && policy == cases[i].policy && prio == cases[i].prio,
+			"loaded with %s, the sampler runs with policy %d, priority %d",
+			cases[i].params, cases[i].policy, cases[i].prio))
+			diag("%s; policy %d, priority %d", r ? strerror(-r) : "found", policy, prio);
+		wr("enable", "0");
+		delete_module("hwlat_detector", O_NONBLOCK);
+	}
+}
+
 static void test_params(int argc, char **argv)
 {
 	static const struct {
@@ -1098,6 +1226,8 @@ static void test_params(int argc, char **argv)
 		{ "cpus=abc", "cpus" },		  { "enabled=7x", "enabled" },
 		{ "mode=stop-machine", "stop-machine mode: width at most 10000 us" },
 		{ "mode=per-cpu width=500001", "per-cpu mode: width at most 50% of window" },
+		{ "priority=100", "invalid parameter priority=100: must be 0 (SCHED_NORMAL) to 99" },
+		{ "priority=-1", "invalid parameter priority=-1" },
 	};
 	char log[4096];
 	int r;
@@ -1152,6 +1282,7 @@ static void test_params(int argc, char **argv)
 			delete_module("hwlat_detector", O_NONBLOCK);
 		}
 	}
+	test_priority();
 	/* docs/design.md: threshold=0 at load means the default, as in 2009. */
 	r = load_module("threshold=0");
 	if (!ok(r == 0 && rdnum("threshold") == 10, "insmod with threshold=0 loads with the default threshold 10"))
@@ -1223,8 +1354,10 @@ static void expect_param(const char *name, const char *want)
 /* Parameters are 0444 and show the settings in force, not the load values. */
 static void test_param_files(void)
 {
-	static const char *const names[] = { "enabled", "threshold", "debug", "width",
-					     "window",	"mode",	     "cpus",  "allow_high_duty" };
+	static const char *const names[] = { "enabled",	"threshold",	     "debug",
+					     "width",	"window",	     "mode",
+					     "cpus",	"allow_high_duty",   "allow_isolated_stop",
+					     "priority" };
 	char want[32];
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -1248,6 +1381,8 @@ static void test_param_files(void)
 	snprintf(want, sizeof(want), "0-%d\n", cpus_online() - 1);
 	expect_param("cpus", want);
 	expect_param("allow_high_duty", "N\n");
+	expect_param("allow_isolated_stop", "N\n");
+	expect_param("priority", "99\n");
 	wr("enable", "1");
 	expect_param("enabled", "1\n");
 	configure("round-robin", 10, 500000, 1000000);
@@ -1345,6 +1480,10 @@ static void test_isolated(const char *list)
 	if (!ok(a.lines >= 3 && a.cpus_seen == 1ull << other,
 		"per-cpu with the default list samples CPU %d only", other))
 		diag("%" PRIu64 " lines, CPU mask 0x%" PRIx64, a.lines, a.cpus_seen);
+	configure("round-robin", FAST_THRESHOLD, 10000, 100000);
+	expect_mode_einval_logged("stop-machine",
+				  "stop-machine mode holds every CPU with interrupts off, the isolated ones (nohz_full=, isolcpus=) too; load the module with allow_isolated_stop=1 to accept that");
+	configure("per-cpu", FAST_THRESHOLD, FAST_WIDTH, FAST_WINDOW);
 	memset(&a, 0, sizeof(a));
 	snprintf(want, sizeof(want), "%s\n", list);
 	expect_accept("cpus", list, want);
@@ -1354,6 +1493,42 @@ static void test_isolated(const char *list)
 	if (!ok(a.lines >= 3 && a.cpus_seen == 1ull << (1 - other),
 		"an explicit cpus=%s samples the isolated CPU", list))
 		diag("%" PRIu64 " lines, CPU mask 0x%" PRIx64, a.lines, a.cpus_seen);
+}
+
+/*
+ * Booted with isolcpus=1: stop-machine mode would hold CPU 1 with
+ * interrupts off, so a load that asks for it fails unless it also says
+ * allow_isolated_stop=1, which then samples in stop-machine mode.
+ */
+static void test_isolated_stop(void)
+{
+	const char *sm = "mode=stop-machine width=10000 window=100000 threshold=1";
+	struct stream_acc a = { 0 };
+	char params[128], log[4096];
+	int r;
+
+	delete_module("hwlat_detector", O_NONBLOCK);
+	kmsg_mark("hwlat-lab: isolated stop-machine\n");
+	r = load_module(sm);
+	klog_since("hwlat-lab: isolated stop-machine\n", log, sizeof(log));
+	if (!ok(r < 0 && strstr(log, "invalid parameter mode=stop-machine: stop-machine mode holds every CPU"),
+		"isolcpus=1: insmod with %s fails, the kernel log says why", sm))
+		diag("load: %s; kernel log: \"%s\"", r ? strerror(-r) : "success", escs(log));
+	if (r == 0)
+		delete_module("hwlat_detector", O_NONBLOCK);
+	snprintf(params, sizeof(params), "%s allow_isolated_stop=1", sm);
+	kmsg_mark("hwlat-lab: isolated stop-machine allowed\n");
+	r = load_module(params);
+	klog_since("hwlat-lab: isolated stop-machine allowed\n", log, sizeof(log));
+	if (!ok(r == 0 && strstr(log, "allow_isolated_stop=1: stop-machine mode may hold the isolated CPUs 1"),
+		"insmod with %s loads and warns", params))
+		diag("load: %s; kernel log: \"%s\"", r ? strerror(-r) : "success", escs(log));
+	expect_param("allow_isolated_stop", "Y\n");
+	wr("enable", "1");
+	read_stream(&a, 2000, 0, 65536, NULL);
+	wr("enable", "0");
+	if (!ok(a.lines >= 3, "stop-machine samples with allow_isolated_stop=1"))
+		diag("%" PRIu64 " lines", a.lines);
 }
 
 /*
@@ -1438,6 +1613,10 @@ int main(int argc, char **argv)
 		test_isolated(argv[2]);
 		return tap_done();
 	}
+	if (argc == 2 && strcmp(argv[1], "isolated-stop") == 0) {
+		test_isolated_stop();
+		return tap_done();
+	}
 	if (argc == 2 && strcmp(argv[1], "lockdown") == 0) {
 		test_lockdown();
 		return tap_done();
@@ -1447,7 +1626,7 @@ int main(int argc, char **argv)
 		return tap_done();
 	}
 	if (argc >= 2) {
-		fprintf(stderr, "abi-test: unknown argument '%s' (use no argument, params K=V..., isolated CPULIST, lockdown or no-debugfs)\n",
+		fprintf(stderr, "abi-test: unknown argument '%s' (use no argument, params K=V..., isolated CPULIST, isolated-stop, lockdown or no-debugfs)\n",
 			argv[1]);
 		return 2;
 	}
@@ -1476,5 +1655,6 @@ int main(int argc, char **argv)
 	test_stagger();
 	test_late_width();
 	test_sampled();
+	test_trace_event();
 	return tap_done();
 }

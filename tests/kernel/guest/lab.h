@@ -330,6 +330,33 @@ static inline bool parse_stream(const char *s, size_t len, struct stream_line *o
 }
 
 /*
+ * `<seq> <cpu> <sec>.<nsec 9 digits> skipped <windows>\n`: the record of
+ * windows the samplers could not get onto a CPU in.
+ */
+static inline bool parse_skip(const char *s, size_t len, uint64_t *seq, uint64_t *cpu,
+			      uint64_t *windows)
+{
+	const char *p = s, *end = s + len;
+	uint64_t sec, nsec;
+	int nd;
+
+	if (!digits(&p, end, seq, NULL) || p >= end || *p++ != ' ')
+		return false;
+	if (!digits(&p, end, cpu, NULL) || p >= end || *p++ != ' ')
+		return false;
+	if (!digits(&p, end, &sec, NULL) || p >= end || *p++ != '.')
+		return false;
+	if (!digits(&p, end, &nsec, &nd) || nd != 9)
+		return false;
+	if (end - p < 9 || memcmp(p, " skipped ", 9) != 0)
+		return false;
+	p += 9;
+	if (!digits(&p, end, windows, NULL) || *windows == 0 || p >= end || *p++ != '\n')
+		return false;
+	return p == end;
+}
+
+/*
  * A growable buffer of stream text that splits into whole lines. Readers
  * append whatever read() returned; complete lines are parsed and counted.
  */
@@ -345,22 +372,51 @@ struct stream_acc {
 	uint64_t lines_of[64]; /* lines per CPU, CPUs 0-63 */
 	uint64_t max_cpu;
 	uint64_t gaps_of[64]; /* per CPU, the sum of each line's inner + outer */
+	uint64_t max_gap; /* the largest inner or outer gap of any line */
+	uint64_t skip_records, skipped_of[64]; /* skip records; windows per CPU */
 	uint64_t ts[2][STREAM_TS_MAX]; /* window times (ns) of CPUs 0 and 1, the first ones */
 	unsigned int nts[2];
 	char first_bad[160];
 	bool have_seq;
 };
 
+/* Sequence numbers: every record takes one, in order. */
+static inline void acc_seq(struct stream_acc *a, uint64_t seq)
+{
+	if (a->have_seq) {
+		if (seq <= a->last_seq)
+			a->out_of_order++;
+		else
+			a->missing += seq - a->last_seq - 1;
+	} else {
+		a->missing += seq - 1;
+	}
+	a->have_seq = true;
+	a->last_seq = seq;
+}
+
 static inline void acc_line(struct stream_acc *a, const char *l, size_t len)
 {
+	uint64_t seq, cpu, windows;
 	struct stream_line s;
 
+	if (parse_skip(l, len, &seq, &cpu, &windows)) {
+		a->skip_records++;
+		if (cpu < 64)
+			a->skipped_of[cpu] += windows;
+		acc_seq(a, seq);
+		return;
+	}
 	if (!parse_stream(l, len, &s)) {
 		if (!a->bad++)
 			snprintf(a->first_bad, sizeof(a->first_bad), "%s", esc(l, len));
 		return;
 	}
 	a->lines++;
+	if (s.inner_ns > a->max_gap)
+		a->max_gap = s.inner_ns;
+	if (s.outer_ns > a->max_gap)
+		a->max_gap = s.outer_ns;
 	if (!s.smi_known)
 		a->smi_unknown++;
 	a->smi_total += s.smi_count;
@@ -373,16 +429,7 @@ static inline void acc_line(struct stream_acc *a, const char *l, size_t len)
 		a->max_cpu = s.cpu;
 	if (s.cpu < 2 && a->nts[s.cpu] < STREAM_TS_MAX)
 		a->ts[s.cpu][a->nts[s.cpu]++] = s.sec * 1000000000ull + s.nsec;
-	if (a->have_seq) {
-		if (s.seq <= a->last_seq)
-			a->out_of_order++;
-		else
-			a->missing += s.seq - a->last_seq - 1;
-	} else {
-		a->missing += s.seq - 1;
-	}
-	a->have_seq = true;
-	a->last_seq = s.seq;
+	acc_seq(a, s.seq);
 }
 
 static inline void acc_feed(struct stream_acc *a, const char *buf, size_t n)
@@ -484,6 +531,85 @@ static inline bool module_loaded(void)
 			found = true;
 	fclose(f);
 	return found;
+}
+
+/* Sets width and window in an order that keeps width < window throughout. */
+static inline int set_ww(long long width, long long window)
+{
+	int r;
+
+	if (width < rdnum("window")) {
+		r = wrnum("width", width);
+		return r ? r : wrnum("window", window);
+	}
+	r = wrnum("window", window);
+	return r ? r : wrnum("width", width);
+}
+
+/*
+ * Disables the detector, then applies a configuration; 0 or -errno. Width
+ * and window change in round-robin mode (the widest bounds), so that the
+ * target mode's bounds apply only to the final pair.
+ */
+static inline int configure(const char *mode, long long thr, long long width, long long window)
+{
+	int r;
+
+	r = wr("enable", "0");
+	if (!r)
+		r = wr("mode", "round-robin");
+	if (!r)
+		r = wr("cpus", "");
+	if (!r)
+		r = set_ww(width, window);
+	if (!r)
+		r = wr("mode", mode);
+	if (!r)
+		r = wrnum("threshold", thr);
+	if (r)
+		diag("configure(%s, %lld, %lld, %lld) failed: %s", mode, thr, width, window,
+		     strerror(-r));
+	return r;
+}
+
+/*
+ * Reads `stream` for ms milliseconds (or until want lines) into a, with
+ * reads of bufsz bytes; returns the number of read() calls that returned
+ * data, or -errno on an unexpected error.
+ */
+static inline long read_stream(struct stream_acc *a, unsigned int ms, uint64_t want, size_t bufsz,
+			uint64_t *max_lines_per_read)
+{
+	_cleanup_close_ int fd = open_file("stream", O_RDONLY | O_NONBLOCK);
+	_cleanup_free_ char *buf = malloc(bufsz);
+	uint64_t deadline = now_ns() + (uint64_t)ms * 1000000ull;
+	long reads = 0;
+
+	if (fd < 0)
+		return fd;
+	if (!buf)
+		return -ENOMEM;
+	while (now_ns() < deadline && (!want || a->lines < want)) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		uint64_t before = a->lines;
+		ssize_t n;
+
+		if (poll(&p, 1, 100) < 0)
+			return -errno;
+		n = read(fd, buf, bufsz);
+		if (n < 0) {
+			if (errno == EAGAIN)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			break;
+		reads++;
+		acc_feed(a, buf, (size_t)n);
+		if (max_lines_per_read && a->lines - before > *max_lines_per_read)
+			*max_lines_per_read = a->lines - before;
+	}
+	return reads;
 }
 
 #endif

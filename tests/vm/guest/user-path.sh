@@ -403,7 +403,7 @@ check "hwlat-report --json is valid JSON naming this scan" report_json
 check "hwlat-report --svg writes an SVG file" report_svg
 # A user outside systemd-journal cannot read the system journal: the report
 # must call that a permission problem and give the fix, not claim that the
-# journal holds no hwlat entries (issue 13, item 11).
+# journal holds no hwlat entries.
 report_as_nobody() {
 	local out rc=0
 	out=$(runuser -u nobody -- hwlat-report 2>&1) || rc=$?
@@ -673,7 +673,7 @@ fi
 # 7b. The second kernel: DKMS must build the module for it too.
 [ -z "$k2" ] || second_kernel_install "$kver" "$k2"
 
-# 7c. Kernel lockdown (issue 12): the module is loaded with settings from
+# 7c. Kernel lockdown: the module is loaded with settings from
 # /etc/modprobe.d (enabled=1, so that it samples without a debugfs write),
 # then lockdown is raised to integrity, as Secure Boot does at boot. A scan
 # through the unit must run with those settings: the unit's journal says

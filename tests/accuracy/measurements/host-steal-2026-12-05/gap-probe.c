@@ -1,5 +1,5 @@
 /*
- * Host-side gap probe (2026-12-05, issue 15 item 6): spins on one host CPU
+ * Host-side gap probe (2026-12-05): spins on one host CPU
  * for N seconds reading CLOCK_MONOTONIC, and for every gap over 0.1 ms reads
  * its own /proc/thread-self/schedstat. A gap the run-queue wait did not grow
  * by at least half of is time the scheduler did not take: steal by the
