@@ -412,7 +412,7 @@ static const char *unknown_why(const struct gate *g, const struct gate_facts *f)
 char *gate_describe(const struct gate *g, const struct gate_facts *f,
 		    const struct gate_result *r, char *buf, size_t size)
 {
-	char value[48], limit[48], extra[128] = "";
+	char value[48], limit[48], extra[320] = "";
 
 	format_value(g, g->limit, g->rate_limit, limit, sizeof(limit));
 	if (!r->known) {
@@ -430,6 +430,8 @@ char *gate_describe(const struct gate *g, const struct gate_facts *f,
 		snprintf(extra, sizeof(extra), " (%" PRIu64 " SMIs in %s of time sampled)",
 			 f->smi, format_latency_exact(f->sampled_ns, d, sizeof(d)));
 	}
+	if ((g->fact == GATE_SMI || g->fact == GATE_SMI_RATE) && f->smi_note)
+		snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), "; %s", f->smi_note);
 	if (r->failed)
 		snprintf(buf, size, "FAIL: %s = %s %s %s%s", g->name, value,
 			 gate_op_name(g->op), limit, extra);

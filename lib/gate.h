@@ -78,6 +78,7 @@ struct gate_facts {
 	uint64_t sampled_ns;       /* for smi-rate: the time smi was counted in */
 	bool sampled_known;
 	const char *sampled_why;   /* why it is not known */
+	const char *smi_note;      /* said after smi and smi-rate: whose SMIs (NULL: none) */
 };
 
 struct gate_result {

@@ -9,6 +9,12 @@
 #define HWLAT_SAMPLE_MESSAGE_ID "18debb1199484fcc965913f03f96d36e"
 /* One entry per scan, written last. */
 #define HWLAT_SUMMARY_MESSAGE_ID "4ffb84af0b5d43dab64f8c6cd40251d6"
+/*
+ * One entry per skip record of the module's stream: windows a CPU could not
+ * be sampled in (HWLAT_CPU, HWLAT_SKIPPED_WINDOWS of them from
+ * HWLAT_TIMESTAMP_NS on).
+ */
+#define HWLAT_SKIP_MESSAGE_ID "ab639cbb95654a4d8de1256da3c0ca68"
 
 #define HWLAT_F_SCAN_ID "HWLAT_SCAN_ID"
 #define HWLAT_F_SEQ "HWLAT_SEQ"
@@ -57,6 +63,17 @@
 
 /* HWLAT_HYPERVISOR on bare metal. */
 #define HWLAT_HYPERVISOR_NONE "none"
+
+/*
+ * Whose SMIs the SMI counts are: the machine's own ("host", bare metal),
+ * or, under a hypervisor, what the hypervisor counts for the guest
+ * ("guest": KVM emulates MSR_SMI_COUNT with the SMIs it injects, never the
+ * host's); "unknown" when the hypervisor is.
+ */
+#define HWLAT_F_SMI_SCOPE "HWLAT_SMI_SCOPE"
+#define HWLAT_SMI_SCOPE_HOST "host"
+#define HWLAT_SMI_SCOPE_GUEST "guest"
+#define HWLAT_SMI_SCOPE_UNKNOWN "unknown"
 #define HWLAT_F_SKIPPED_LINES "HWLAT_SKIPPED_LINES"
 
 /*
@@ -106,3 +123,12 @@
  */
 #define HWLAT_F_SAMPLED_NS "HWLAT_SAMPLED_NS"
 #define HWLAT_F_SAMPLED_CPU_NS "HWLAT_SAMPLED_CPU_NS"
+
+/*
+ * In every summary of the module backend: the windows the module could not
+ * get onto a CPU in (a task of the samplers' priority or above held it), in
+ * total and per CPU ("1:37 2:4", ascending CPUs, only CPUs that skipped);
+ * "unavailable" with the tracer or an older module.
+ */
+#define HWLAT_F_SKIPPED_WINDOWS "HWLAT_SKIPPED_WINDOWS"
+#define HWLAT_F_SKIPPED_CPU_WINDOWS "HWLAT_SKIPPED_CPU_WINDOWS"

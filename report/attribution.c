@@ -6,6 +6,14 @@
 
 #include "attribution.h"
 #include "hwlat-journal.h"
+#include "platform-notes.h"
+
+const char *scan_smi_scope(const struct scan_record *s)
+{
+	if (!s->has_summary)
+		return HWLAT_SMI_SCOPE_UNKNOWN;
+	return s->smi_scope[0] ? s->smi_scope : smi_scope_of(s->hypervisor);
+}
 
 bool scan_under_hypervisor(const struct scan_record *s)
 {
@@ -32,6 +40,15 @@ char *scan_smi_text(const struct scan_record *s, char *buf, size_t size)
 	return buf;
 }
 
+/* The scope the scans share so far, or "mixed". */
+static void attribution_add_scope(struct attribution *a, const char *scope)
+{
+	if (!a->smi_scope)
+		a->smi_scope = scope;
+	else if (strcmp(a->smi_scope, scope) != 0)
+		a->smi_scope = "mixed";
+}
+
 void attribution_compute(const struct report_data *d, struct attribution *ret)
 {
 	bool several_hv = false;
@@ -43,6 +60,11 @@ void attribution_compute(const struct report_data *d, struct attribution *ret)
 		if (!s->chosen)
 			continue;
 		ret->scans++;
+		attribution_add_scope(ret, scan_smi_scope(s));
+		if (s->has_summary && s->skipped_known) {
+			ret->skipped_windows += s->skipped_windows;
+			ret->skipped_scans_known++;
+		}
 		if (s->has_summary && s->smi_total_known) {
 			const char *m = s->smi_method[0] ? s->smi_method : NULL;
 

@@ -27,7 +27,15 @@ struct attribution {
 	uint64_t hv_unexplained;
 	size_t hv_scans, scans;
 	const char *hypervisor; /* the one hypervisor, or NULL when several */
+	/* Whose SMIs (HWLAT_SMI_SCOPE_*) the scans shared, or "mixed". */
+	const char *smi_scope;
+	/* The windows the module could not sample, in scans that say. */
+	uint64_t skipped_windows;
+	size_t skipped_scans_known;
 };
+
+/* HWLAT_SMI_SCOPE of a scan, or what its hypervisor says (older summaries). */
+const char *scan_smi_scope(const struct scan_record *s);
 
 /* The scan recorded a hypervisor (not "none", "unknown" or nothing). */
 bool scan_under_hypervisor(const struct scan_record *s);

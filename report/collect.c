@@ -292,7 +292,8 @@ int collect_summary(const struct scan_record *sum, void *userdata)
 		cpus = malloc(HWLAT_MAX_CPUS * sizeof(*cpus));
 		if (!cpus)
 			return -ENOMEM;
-		if (sampled_cpu_parse(sum->sampled_cpu_text, sum->sampled_ns, cpus, &n_cpus)) {
+		if (cpu_pairs_parse(&cpu_pairs_sampled, sum->sampled_cpu_text, sum->sampled_ns,
+				    cpus, &n_cpus)) {
 			free(cpus);
 			return -EINVAL;
 		}
@@ -318,6 +319,12 @@ int collect_summary(const struct scan_record *sum, void *userdata)
 	s->sampled_cpu = cpus;
 	s->n_sampled_cpu = n_cpus;
 	s->sampled_cpu_text = NULL; /* the entry's, gone after this call */
+	/* The list as recorded, to show it; cut (with "...") when very long. */
+	if (sum->skipped_known && sum->skipped_cpu_text &&
+	    snprintf(s->skipped_cpu, sizeof(s->skipped_cpu), "%s", sum->skipped_cpu_text) >=
+		    (int)sizeof(s->skipped_cpu))
+		memcpy(s->skipped_cpu + sizeof(s->skipped_cpu) - 4, "...", 4);
+	s->skipped_cpu_text = NULL;
 	if (s->boot_id[0] == '\0')
 		memcpy(s->boot_id, keep.boot_id, sizeof(s->boot_id));
 	if (s->machine_id[0] == '\0')

@@ -9,72 +9,92 @@
 #include "hwlat-journal.h"
 #include "parse.h"
 
-#define MALFORMED HWLAT_F_SAMPLED_CPU_NS " (not CPU:NS pairs in ascending CPUs below 1024)"
+#define PAIRS_KIND(total, list, unit)                                                       \
+	{                                                                                    \
+		.malformed = list " (not CPU:" unit " pairs in ascending CPUs below 1024)",  \
+		.no_sum = list " (does not add up to " total ")",                           \
+		.total_bad = total " (neither a number nor unavailable)",                    \
+		.missing = list " (missing)",                                                \
+		.without_total = list " (without " total ")",                                \
+		.not_unavailable = list " (not unavailable as " total ")",                   \
+	}
 
-const char *sampled_cpu_parse(const char *text, uint64_t total, struct cpu_ns *out,
-			      size_t *ret_n)
+const struct cpu_pairs_kind cpu_pairs_sampled =
+	PAIRS_KIND(HWLAT_F_SAMPLED_NS, HWLAT_F_SAMPLED_CPU_NS, "NS");
+const struct cpu_pairs_kind cpu_pairs_skipped =
+	PAIRS_KIND(HWLAT_F_SKIPPED_WINDOWS, HWLAT_F_SKIPPED_CPU_WINDOWS, "WINDOWS");
+
+const char *cpu_pairs_parse(const struct cpu_pairs_kind *k, const char *text, uint64_t total,
+			    struct cpu_ns *out, size_t *ret_n)
 {
 	const char *p = text;
 	uint64_t sum = 0, next = 0; /* the lowest CPU the next pair may name */
 	size_t n = 0;
 
-	/* hwlat-scan writes an empty list when no width completed. */
-	if (*p == '\0')
-		goto out;
-	for (;;) {
-		uint64_t cpu, ns;
+	/* hwlat-scan writes an empty list when no CPU has a figure. */
+	while (*p != '\0') {
+		uint64_t cpu, v;
 
 		if (parse_digits(&p, &cpu) < 0 || *p != ':')
-			return MALFORMED;
+			return k->malformed;
 		p++;
-		if (parse_digits(&p, &ns) < 0)
-			return MALFORMED;
+		if (parse_digits(&p, &v) < 0)
+			return k->malformed;
 		if (cpu >= HWLAT_MAX_CPUS || cpu < next)
-			return MALFORMED;
+			return k->malformed;
 		next = cpu + 1;
-		if (sum > UINT64_MAX - ns)
-			return HWLAT_F_SAMPLED_CPU_NS " (does not add up to " HWLAT_F_SAMPLED_NS
-						      ")";
-		sum += ns;
+		if (sum > UINT64_MAX - v)
+			return k->no_sum;
+		sum += v;
 		if (out) {
 			out[n].cpu = (uint32_t)cpu;
-			out[n].ns = ns;
+			out[n].ns = v;
 		}
 		n++;
-		if (*p == '\0')
-			break;
-		if (*p != ' ')
-			return MALFORMED;
-		p++;
+		if (*p == ' ' && p[1] != '\0')
+			p++;
+		else if (*p != '\0')
+			return k->malformed;
 	}
-out:
 	if (sum != total)
-		return HWLAT_F_SAMPLED_CPU_NS " (does not add up to " HWLAT_F_SAMPLED_NS ")";
+		return k->no_sum;
 	*ret_n = n;
 	return NULL;
 }
 
-const char *sampled_problem(struct scan_record *s)
+const char *cpu_pairs_problem(const struct cpu_pairs_kind *k, const char *total_text,
+			      bool has_list, const char *list, bool *known, uint64_t *total)
 {
-	bool have_total = s->sampled_text[0] != '\0';
+	bool have_total = total_text[0] != '\0';
 	size_t n;
 
-	s->sampled_known = false;
-	s->sampled_ns = 0;
-	if (have_total && strcmp(s->sampled_text, HWLAT_UNAVAILABLE) != 0) {
-		if (parse_u64(s->sampled_text, &s->sampled_ns) < 0)
-			return HWLAT_F_SAMPLED_NS " (neither a number nor unavailable)";
-		s->sampled_known = true;
+	*known = false;
+	*total = 0;
+	if (have_total && strcmp(total_text, HWLAT_UNAVAILABLE) != 0) {
+		if (parse_u64(total_text, total) < 0)
+			return k->total_bad;
+		*known = true;
 	}
-	if (!s->has_sampled_cpu)
-		return s->sampled_known ? HWLAT_F_SAMPLED_CPU_NS " (missing)" : NULL;
+	if (!has_list)
+		return *known ? k->missing : NULL;
 	if (!have_total)
-		return HWLAT_F_SAMPLED_CPU_NS " (without " HWLAT_F_SAMPLED_NS ")";
-	if (!s->sampled_known)
-		return strcmp(s->sampled_cpu_text, HWLAT_UNAVAILABLE) == 0 ? NULL
-									   : HWLAT_F_SAMPLED_CPU_NS
-			   " (not unavailable as " HWLAT_F_SAMPLED_NS ")";
-	return sampled_cpu_parse(s->sampled_cpu_text, s->sampled_ns, NULL, &n);
+		return k->without_total;
+	if (!*known)
+		return strcmp(list, HWLAT_UNAVAILABLE) == 0 ? NULL : k->not_unavailable;
+	return cpu_pairs_parse(k, list, *total, NULL, &n);
+}
+
+const char *sampled_problem(struct scan_record *s)
+{
+	const char *why;
+
+	why = cpu_pairs_problem(&cpu_pairs_sampled, s->sampled_text, s->has_sampled_cpu,
+				s->sampled_cpu_text, &s->sampled_known, &s->sampled_ns);
+	if (!why)
+		why = cpu_pairs_problem(&cpu_pairs_skipped, s->skipped_text, s->has_skipped_cpu,
+					s->skipped_cpu_text, &s->skipped_known,
+					&s->skipped_windows);
+	return why;
 }
 
 bool scan_sampled(const struct scan_record *s, const struct report_options *o, int cpu,

@@ -19,14 +19,38 @@
 #define COVERAGE_MAX_TIMES 1000000
 
 /*
- * Checks HWLAT_SAMPLED_CPU_NS ("0:450 1:449", ascending CPUs below 1024,
- * single spaces) against the total; fills out (HWLAT_MAX_CPUS entries) when
- * not NULL. Returns NULL and *ret_n, or what is wrong ("(...)").
+ * A summary's pair of per-CPU totals fields: HWLAT_SAMPLED_NS and
+ * HWLAT_SAMPLED_CPU_NS, or HWLAT_SKIPPED_WINDOWS and
+ * HWLAT_SKIPPED_CPU_WINDOWS: what each problem is called.
  */
-const char *sampled_cpu_parse(const char *text, uint64_t total, struct cpu_ns *out,
-			      size_t *ret_n);
-/* Checks a summary's two fields (entry_problem()); returns NULL or the
- * field and what is wrong. */
+struct cpu_pairs_kind {
+	const char *malformed;	     /* the list is not CPU:N pairs ... */
+	const char *no_sum;	     /* its figures do not add up to the total */
+	const char *total_bad;	     /* the total is neither a number nor unavailable */
+	const char *missing;	     /* a total without a list */
+	const char *without_total;   /* a list without a total */
+	const char *not_unavailable; /* a total unavailable, the list not */
+};
+
+extern const struct cpu_pairs_kind cpu_pairs_sampled, cpu_pairs_skipped;
+
+/*
+ * Checks a list ("0:450 1:449", ascending CPUs below 1024, single spaces)
+ * against its total; fills out (HWLAT_MAX_CPUS entries) when not NULL.
+ * Returns NULL and *ret_n, or the field and what is wrong ("(...)").
+ */
+const char *cpu_pairs_parse(const struct cpu_pairs_kind *k, const char *text, uint64_t total,
+			    struct cpu_ns *out, size_t *ret_n);
+
+/*
+ * Checks a summary's pair as recorded (total_text empty: not recorded,
+ * has_list: the list was there), setting *known and *total (0 when not
+ * known); returns NULL or the field and what is wrong.
+ */
+const char *cpu_pairs_problem(const struct cpu_pairs_kind *k, const char *total_text,
+			      bool has_list, const char *list, bool *known, uint64_t *total);
+
+/* Checks a summary's two pairs (entry_problem()). */
 const char *sampled_problem(struct scan_record *s);
 
 /* What a scan, a group, a CPU or the selection covered. */

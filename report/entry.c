@@ -173,6 +173,9 @@ static const struct field fields[] = {
 	/* Time sampled; checked in entry_problem(). */
 	FIELD(HWLAT_F_SAMPLED_NS, FIELD_STR, s.sampled_text, 0),
 	FIELD_FLAG(HWLAT_F_SAMPLED_CPU_NS, FIELD_STR, sampled_cpu, s.has_sampled_cpu),
+	FIELD(HWLAT_F_SKIPPED_WINDOWS, FIELD_STR, s.skipped_text, 0),
+	FIELD_FLAG(HWLAT_F_SKIPPED_CPU_WINDOWS, FIELD_STR, skipped_cpu, s.has_skipped_cpu),
+	FIELD(HWLAT_F_SMI_SCOPE, FIELD_STR, s.smi_scope, 0),
 };
 
 _Static_assert(ELEMENTSOF(fields) <= 64, "struct entry's seen has 64 bits");
@@ -353,7 +356,10 @@ const char *entry_problem(struct entry *e)
 			return HWLAT_F_CPU_COUNT " (neither a number nor unavailable)";
 		if (e->s.has_sampled_cpu && strlen(e->sampled_cpu) == sizeof(e->sampled_cpu) - 1)
 			return HWLAT_F_SAMPLED_CPU_NS " (too long)";
+		if (e->s.has_skipped_cpu && strlen(e->skipped_cpu) == sizeof(e->skipped_cpu) - 1)
+			return HWLAT_F_SKIPPED_CPU_WINDOWS " (too long)";
 		e->s.sampled_cpu_text = e->s.has_sampled_cpu ? e->sampled_cpu : NULL;
+		e->s.skipped_cpu_text = e->s.has_skipped_cpu ? e->skipped_cpu : NULL;
 		return sampled_problem(&e->s);
 	}
 	if (!(e->have & HAVE_CPU))

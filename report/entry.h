@@ -24,6 +24,7 @@ struct entry {
 	/* HWLAT_SAMPLED_CPU_NS (s.has_sampled_cpu says whether it was given):
 	 * up to 1024 CPUs of 20 digits; a value that fills it is too long. */
 	char sampled_cpu[1024 * 27];
+	char skipped_cpu[1024 * 27];
 };
 
 /*

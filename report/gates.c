@@ -4,8 +4,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "attribution.h"
 #include "coverage.h"
 #include "gates.h"
+#include "hwlat-journal.h"
+#include "platform-notes.h"
 #include "output.h"
 #include "print.h"
 
@@ -99,6 +102,8 @@ void gates_facts(const struct report_data *d, struct gate_facts *f, char *why,
 			f->smi_why = smi_why;
 		}
 		f->dropped += scan_dropped(s);
+		if (strcmp(scan_smi_scope(s), HWLAT_SMI_SCOPE_GUEST) == 0)
+			f->smi_note = smi_scope_note(HWLAT_SMI_SCOPE_GUEST);
 	}
 	/*
 	 * smi-rate: the SMIs of the windows over the time the windows sampled,
@@ -119,7 +124,7 @@ void gates_facts(const struct report_data *d, struct gate_facts *f, char *why,
 static void print_one(const struct gate *g, const struct gate_facts *f,
 		      const struct gate_result *r)
 {
-	char line[320];
+	char line[640];
 
 	print_open_object(NULL);
 	print_string("condition", NULL, g->text);

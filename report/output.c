@@ -15,6 +15,7 @@
 #include "hwlat-journal.h"
 #include "log.h"
 #include "output.h"
+#include "platform-notes.h"
 #include "print.h"
 
 /* The --percentiles list: in JSON "p99_9_latency_ns" each; in text, when
@@ -124,6 +125,41 @@ static void print_recorded(const char *key, const char *fmt, const char *value)
 		print_string(NULL, fmt, "not recorded");
 }
 
+/*
+ * Whose SMIs the scan counted (older summaries do not say: from the
+ * hypervisor), and a clocksource that does not read the TSC.
+ */
+static void print_scan_notes(const struct scan_record *s)
+{
+	const char *scope = s->smi_scope[0] ? s->smi_scope : smi_scope_of(s->hypervisor);
+	const char *note = smi_scope_note(scope);
+	char warning[512];
+
+	print_string("smi_scope", NULL, scope);
+	if (note)
+		print_text("  note:       %s\n", note);
+	if (clocksource_warning(s->clocksource, warning, sizeof(warning)))
+		print_string("clocksource_warning", "  warning:    %s\n", warning);
+	else
+		print_null("clocksource_warning", NULL);
+}
+
+/* The windows the module could not sample: "37 (1:37)"; unknown: null. */
+static void print_scan_skipped(const struct scan_record *s)
+{
+	if (!s->skipped_known) {
+		print_null("skipped_windows", NULL);
+		print_null("skipped_cpu_windows", NULL);
+		return;
+	}
+	print_u64("skipped_windows", NULL, s->skipped_windows);
+	print_string("skipped_cpu_windows", NULL, s->skipped_cpu);
+	if (s->skipped_windows)
+		print_text("  skipped:    %" PRIu64 " windows (CPU:windows %s): the sampler could "
+			   "not get onto those CPUs in time\n",
+			   s->skipped_windows, s->skipped_cpu);
+}
+
 static void print_scan_platform(const struct scan_record *s)
 {
 	char smi[512];
@@ -152,6 +188,7 @@ static void print_scan_platform(const struct scan_record *s)
 	else
 		print_null("cpus_excluded", NULL);
 	print_text("\n");
+	print_scan_notes(s);
 }
 
 /* Whether the summary recorded the machine identity (older ones did not). */
@@ -378,6 +415,7 @@ static void print_scan(const struct scan_record *s, const struct coverage *c, bo
 		else
 			print_null("backend", NULL);
 		print_scan_platform(s);
+		print_scan_skipped(s);
 		print_scan_identity(s);
 	} else {
 		if (s->first_ns <= s->last_ns) {
@@ -395,6 +433,34 @@ static void print_scan(const struct scan_record *s, const struct coverage *c, bo
 	print_u64("samples_matched", ", %" PRIu64 " match the selection\n", s->matched);
 	print_coverage(c, "  sampled:    ", "  per hour:   ", "  period:     ");
 	print_close_object();
+}
+
+/*
+ * Whose SMIs: "guest" scans get the note; and the windows the module could
+ * not sample, where any scan says so.
+ */
+static void print_attribution_scope(const struct attribution *a)
+{
+	bool some_guest = a->smi_scope && (strcmp(a->smi_scope, HWLAT_SMI_SCOPE_GUEST) == 0 ||
+					  strcmp(a->smi_scope, "mixed") == 0);
+
+	if (a->smi_scope)
+		print_string("smi_scope", NULL, a->smi_scope);
+	else
+		print_null("smi_scope", NULL);
+	if (some_guest)
+		print_text("              note: %s%s\n",
+			   strcmp(a->smi_scope, "mixed") == 0 ? "in some scans, " : "",
+			   smi_scope_note(HWLAT_SMI_SCOPE_GUEST));
+	if (!a->skipped_scans_known) {
+		print_null("skipped_windows", NULL);
+		return;
+	}
+	print_u64("skipped_windows", NULL, a->skipped_windows);
+	if (a->skipped_windows)
+		print_text("              skipped: %" PRIu64 " windows the sampler could not get "
+			   "onto their CPU in (per CPU: each scan's \"skipped\")\n",
+			   a->skipped_windows);
 }
 
 /* SMIs, NMIs and the unexplained windows with their likely cause. */
@@ -432,6 +498,7 @@ static void print_attribution(const struct stats *st, const struct attribution *
 		else
 			print_text(", SMI time unavailable\n");
 	}
+	print_attribution_scope(a);
 	print_u64("nmi_windows", "              NMIs: %" PRIu64 " windows", st->nmi_windows);
 	print_u64("nmi_total", " (%" PRIu64 " NMIs)\n", st->nmi_total);
 	print_u64("unexplained_windows",

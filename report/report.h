@@ -118,6 +118,7 @@ struct scan_record {
 	char smi_method[16];    /* HWLAT_SMI_METHOD; empty: not recorded */
 	char smi_unavailable[256];
 	char hypervisor[32];    /* HWLAT_HYPERVISOR; empty: not recorded */
+	char smi_scope[16];     /* HWLAT_SMI_SCOPE; empty: not recorded */
 	char clocksource[32];
 	char tsc_stable[8];
 	bool has_cpus_excluded;
@@ -142,6 +143,14 @@ struct scan_record {
 	const char *sampled_cpu_text;
 	struct cpu_ns *sampled_cpu; /* owned by struct report_data */
 	size_t n_sampled_cpu;
+	/* Windows skipped: HWLAT_SKIPPED_WINDOWS as recorded (empty: not
+	 * recorded), known when a number; HWLAT_SKIPPED_CPU_WINDOWS is
+	 * checked, and kept as recorded in skipped_cpu (empty: none). */
+	char skipped_text[24];
+	bool skipped_known, has_skipped_cpu;
+	uint64_t skipped_windows;
+	const char *skipped_cpu_text;
+	char skipped_cpu[512];
 	/* The times of the matched samples (for the period), and their SMI
 	 * and NMI windows. */
 	uint64_t *times;

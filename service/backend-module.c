@@ -35,8 +35,11 @@ typedef struct module_backend {
 	locked_settings locked;
 	bool bounds_lifted; /* allow_high_duty, or a module without per-mode bounds */
 	uint64_t dropped_at_start;
-	sampled_time sampled, sampled_start;
+	/* The per-CPU totals files, at the start (under parameters) and the end. */
+	cpu_values sampled, sampled_start;
 	int sampled_start_r;
+	cpu_values skipped, skipped_start;
+	int skipped_start_r;
 	/* What the summary points to. */
 	detector_settings used;
 	char clock[64], excluded[4096];
@@ -235,7 +238,8 @@ static int start_locked(module_backend *m, scan_reader *rd)
 	}
 	if (detector_read_u64(&m->det, "dropped", &m->dropped_at_start) < 0)
 		m->dropped_at_start = 0;
-	m->sampled_start_r = sampled_read(&m->det, &m->sampled_start);
+	m->sampled_start_r = cpu_values_read(&m->det, &cpu_values_sampled, &m->sampled_start);
+	m->skipped_start_r = cpu_values_read(&m->det, &cpu_values_skipped, &m->skipped_start);
 	scan_extend_timeout(m->base.o, m->base.cfg->duration_ns, m->state.window_us);
 	return 0;
 }
@@ -355,32 +359,33 @@ static const char *read_cpus_excluded(detector *d, const scan_config *cfg, char 
 }
 
 /*
- * The time the module sampled during the scan, read once it no longer
- * samples (or, under module parameters, its growth since the start): NULL,
- * "unavailable", when it cannot be known (the reason logged). A scan that
- * never started sampled nothing.
+ * A per-CPU totals file (the time sampled, the windows skipped) for the
+ * scan, read into *end once the module no longer samples (or, under module
+ * parameters, its growth since *start): NULL, "unavailable", when it cannot
+ * be known (the reason logged). A scan that never started has all 0.
  */
-static const sampled_time *scan_sampled(module_backend *m, bool started)
+static const cpu_values *scan_cpu_values(module_backend *m, const cpu_values_file *f,
+					 cpu_values *end, const cpu_values *start, int start_r,
+					 bool started)
 {
-	char path[sizeof(m->det.path) + sizeof(SAMPLED_FILE) + 1];
+	char path[sizeof(m->det.path) + 16];
 	int r;
 
 	if (!started) {
-		memset(&m->sampled, 0, sizeof(m->sampled));
-		return &m->sampled;
+		memset(end, 0, sizeof(*end));
+		return end;
 	}
-	snprintf(path, sizeof(path), "%s/%s", m->det.path, SAMPLED_FILE);
-	r = sampled_read(&m->det, &m->sampled);
+	snprintf(path, sizeof(path), "%s/%s", m->det.path, f->name);
+	r = cpu_values_read(&m->det, f, end);
 	if (r == -ENOENT)
-		log_msg("%s does not exist: the %s module is older than this hwlat-scan, the time "
-			"sampled is unavailable (rebuild the module: dkms autoinstall)",
-			path, MODULE_NAME);
+		log_msg("%s does not exist: the %s module is older than this hwlat-scan, %s is "
+			"unavailable (rebuild the module: dkms autoinstall)",
+			path, MODULE_NAME, f->what);
 	if (r < 0)
 		return NULL;
-	if (m->is_locked && (m->sampled_start_r < 0 ||
-			     sampled_since(&m->sampled, &m->sampled_start, path) < 0))
+	if (m->is_locked && (start_r < 0 || cpu_values_since(f, end, start, path) < 0))
 		return NULL;
-	return &m->sampled;
+	return end;
 }
 
 /* Windows lost: the detector's count (since the scan, under parameters). */
@@ -420,7 +425,10 @@ static void module_summarize(scan_backend *b, const scan_tally *t, bool started,
 		m->is_locked && m->locked.not_applied[0] ? m->locked.not_applied : NULL;
 	sum->floor_ns = started && detector_read_u64(&m->det, "floor", &v) >= 0 ? v : 0;
 	/* The detector is disabled (or, locked, no longer read): its sums are final. */
-	sum->sampled = scan_sampled(m, started);
+	sum->sampled = scan_cpu_values(m, &cpu_values_sampled, &m->sampled, &m->sampled_start,
+				       m->sampled_start_r, started);
+	sum->skipped = scan_cpu_values(m, &cpu_values_skipped, &m->skipped, &m->skipped_start,
+				       m->skipped_start_r, started);
 	/* A skipped line's number is a gap too, but no lost window. */
 	unexplained = t->seq_gaps > t->skipped_lines ? t->seq_gaps - t->skipped_lines : 0;
 	if (sum->dropped < unexplained)

@@ -136,6 +136,35 @@ int journal_entry_sample_of(journal_entry *e, const char *scan_id, uint64_t thre
 	return r < 0 ? r : 0;
 }
 
+int journal_entry_skip(journal_entry *e, const char *scan_id, const char *backend,
+		       const hwlat_sample *s)
+{
+	const struct entry_field fields[] = {
+		/* Time the user meant to sample was not: a warning. */
+		{ "PRIORITY", .num = 4 },
+		{ "SYSLOG_IDENTIFIER", .str = "hwlat-scan" },
+		{ HWLAT_F_SCAN_ID, .str = scan_id },
+		{ HWLAT_F_SEQ, .num = s->seq },
+		{ HWLAT_F_CPU, .num = s->cpu },
+		{ HWLAT_F_SKIPPED_WINDOWS, .num = s->skipped_windows },
+		{ HWLAT_F_TIMESTAMP_NS, .num = s->timestamp_ns },
+		{ HWLAT_F_BACKEND, .str = backend },
+	};
+	int r;
+
+	journal_entry_init(e);
+	r = journal_entry_add(e, "MESSAGE_ID=%s", HWLAT_SKIP_MESSAGE_ID);
+	if (r >= 0)
+		r = journal_entry_add(e, "MESSAGE=CPU %u not sampled for %llu window%s: "
+				      "the sampler could not get onto it (a task of its "
+				      "priority or above held it)",
+				      s->cpu, (unsigned long long)s->skipped_windows,
+				      s->skipped_windows == 1 ? "" : "s");
+	if (r >= 0)
+		r = add_fields(e, fields, sizeof(fields) / sizeof(fields[0]));
+	return r < 0 ? r : 0;
+}
+
 /* A failed scan is an error, one over the hard limit a warning, an
  * interrupted one a notice. */
 static int summary_priority(const char *status, bool over)
@@ -174,23 +203,26 @@ static int add_identity(journal_entry *e, const machine_identity *known)
 	return add_fields(e, fields, sizeof(fields) / sizeof(fields[0]));
 }
 
-/* HWLAT_SAMPLED_NS and HWLAT_SAMPLED_CPU_NS. */
-static int add_sampled(journal_entry *e, const sampled_time *t)
+/*
+ * A per-CPU totals pair: HWLAT_SAMPLED_NS and HWLAT_SAMPLED_CPU_NS, or
+ * HWLAT_SKIPPED_WINDOWS and HWLAT_SKIPPED_CPU_WINDOWS.
+ */
+static int add_cpu_values(journal_entry *e, const char *total_field, const char *cpu_field,
+			  const cpu_values *t)
 {
 	char *cpus;
 	int r;
 
 	if (!t) {
-		r = journal_entry_add(e, "%s=%s", HWLAT_F_SAMPLED_NS, HWLAT_UNAVAILABLE);
-		return r < 0 ? r :
-			journal_entry_add(e, "%s=%s", HWLAT_F_SAMPLED_CPU_NS, HWLAT_UNAVAILABLE);
+		r = journal_entry_add(e, "%s=%s", total_field, HWLAT_UNAVAILABLE);
+		return r < 0 ? r : journal_entry_add(e, "%s=%s", cpu_field, HWLAT_UNAVAILABLE);
 	}
-	cpus = sampled_format_cpus(t);
+	cpus = cpu_values_format(t);
 	if (!cpus)
 		return -ENOMEM;
-	r = journal_entry_add(e, "%s=%" PRIu64, HWLAT_F_SAMPLED_NS, t->total_ns);
+	r = journal_entry_add(e, "%s=%" PRIu64, total_field, t->total);
 	if (r >= 0)
-		r = journal_entry_add(e, "%s=%s", HWLAT_F_SAMPLED_CPU_NS, cpus);
+		r = journal_entry_add(e, "%s=%s", cpu_field, cpus);
 	free(cpus);
 	return r;
 }
@@ -213,6 +245,7 @@ int journal_entry_summary(journal_entry *e, const scan_summary *s)
 		{ HWLAT_F_CPU_MODEL, .str = s->cpu_model },
 		{ HWLAT_F_CLOCK, .str = s->clock },
 		{ HWLAT_F_HYPERVISOR, .str = or_unknown(s->hypervisor) },
+		{ HWLAT_F_SMI_SCOPE, .str = or_unknown(s->smi_scope) },
 		{ HWLAT_F_CLOCKSOURCE, .str = or_unknown(s->clocksource) },
 		{ HWLAT_F_TSC_STABLE, .str = or_unknown(s->tsc_stable) },
 		{ s->cpus_excluded ? HWLAT_F_CPUS_EXCLUDED : NULL, .str = s->cpus_excluded },
@@ -255,7 +288,10 @@ int journal_entry_summary(journal_entry *e, const scan_summary *s)
 	if (r >= 0)
 		r = add_fields(e, fields, sizeof(fields) / sizeof(fields[0]));
 	if (r >= 0)
-		r = add_sampled(e, s->sampled);
+		r = add_cpu_values(e, HWLAT_F_SAMPLED_NS, HWLAT_F_SAMPLED_CPU_NS, s->sampled);
+	if (r >= 0)
+		r = add_cpu_values(e, HWLAT_F_SKIPPED_WINDOWS, HWLAT_F_SKIPPED_CPU_WINDOWS,
+				   s->skipped);
 	if (r >= 0)
 		r = add_identity(e, s->identity);
 	return r < 0 ? r : 0;

@@ -51,6 +51,7 @@ typedef struct scan_summary {
 	uint64_t floor_ns;
 	bool floor_unavailable; /* the kernel tracer measures none */
 	const char *hypervisor;
+	const char *smi_scope; /* HWLAT_SMI_SCOPE_* */
 	const char *clocksource;
 	const char *tsc_stable;
 	const char *cpus_excluded; /* NULL: no HWLAT_CPUS_EXCLUDED field */
@@ -63,6 +64,8 @@ typedef struct scan_summary {
 	const char *backend; /* HWLAT_BACKEND_*; NULL: module */
 	/* The time sampled; NULL writes "unavailable". */
 	const sampled_time *sampled;
+	/* The windows skipped per CPU; NULL writes "unavailable" (the tracer). */
+	const cpu_values *skipped;
 } scan_summary;
 
 /* Resets e and adds one "NAME=value" field; -E2BIG when e is full. */
@@ -76,6 +79,9 @@ int journal_entry_add(journal_entry *e, const char *fmt, ...)
  */
 int journal_entry_sample_of(journal_entry *e, const char *scan_id, uint64_t threshold_ns,
 			    const char *backend, const hwlat_sample *s);
+/* The entry of a skip record (HWLAT_SKIP_MESSAGE_ID) of backend. */
+int journal_entry_skip(journal_entry *e, const char *scan_id, const char *backend,
+		       const hwlat_sample *s);
 /* The same for a sample of the module. */
 int journal_entry_sample(journal_entry *e, const char *scan_id,
 			 uint64_t threshold_ns, const hwlat_sample *s);

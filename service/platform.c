@@ -11,6 +11,7 @@
 
 #include "hwlat-journal.h"
 #include "parse.h"
+#include "platform-notes.h"
 #include "platform.h"
 #include "log.h"
 #include "macro.h"
@@ -162,6 +163,11 @@ void platform_read(const char *root, platform *ret)
 	    !ret->clocksource[0])
 		snprintf(ret->clocksource, sizeof(ret->clocksource), "unknown");
 
+	if (have_cpuinfo)
+		ret->smi_scope = has_word(flags, "hypervisor") ? HWLAT_SMI_SCOPE_GUEST :
+								 HWLAT_SMI_SCOPE_HOST;
+	else
+		ret->smi_scope = smi_scope_of(ret->hypervisor);
 	have_available = read_line(root, CLOCKSOURCE_DIR "/available_clocksource", available,
 				   sizeof(available));
 	ret->tsc_stable = tsc_stable(have_available ? available : NULL,

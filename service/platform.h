@@ -18,6 +18,11 @@ typedef struct platform {
 	char hypervisor[HYPERVISOR_ID_LEN + 8];
 	char clocksource[64];
 	const char *tsc_stable; /* "yes", "no" or "unknown" */
+	/*
+	 * HWLAT_SMI_SCOPE_*: the kernel's own view (the "hypervisor" CPU
+	 * flag), or, without /proc/cpuinfo, what CPUID's hypervisor says.
+	 */
+	const char *smi_scope;
 } platform;
 
 /*

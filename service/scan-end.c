@@ -9,6 +9,7 @@
 #include "log.h"
 #include "macro.h"
 #include "openmetrics.h"
+#include "platform-notes.h"
 #include "scan-end.h"
 
 void summary_machine(const scan_options *o, machine_facts *m, scan_summary *sum)
@@ -19,6 +20,7 @@ void summary_machine(const scan_options *o, machine_facts *m, scan_summary *sum)
 	sum->kernel = m->u.release;
 	sum->cpu_model = m->plat.cpu_model;
 	sum->hypervisor = m->plat.hypervisor;
+	sum->smi_scope = m->plat.smi_scope;
 	sum->clocksource = m->plat.clocksource;
 	sum->tsc_stable = m->plat.tsc_stable;
 	sum->identity = &m->ident;
@@ -67,9 +69,36 @@ static void print_sampled(const sampled_time *t)
 	for (unsigned int cpu = 0; cpu < HWLAT_MAX_CPUS; cpu++)
 		n += cpu_set_has(&t->listed, cpu);
 	printf("hwlat-scan: time sampled %llu.%03llu s on %u CPU%s\n",
-	       (unsigned long long)(t->total_ns / NSEC_PER_SEC),
-	       (unsigned long long)(t->total_ns % NSEC_PER_SEC / NSEC_PER_MSEC), n,
+	       (unsigned long long)(t->total / NSEC_PER_SEC),
+	       (unsigned long long)(t->total % NSEC_PER_SEC / NSEC_PER_MSEC), n,
 	       n == 1 ? "" : "s");
+}
+
+/* "hwlat-scan: windows skipped: 37 (CPU 1: 37) ...", when some were. */
+static void print_skipped(const cpu_values *t)
+{
+	if (!t || !t->total)
+		return;
+	printf("hwlat-scan: windows skipped: %llu (", (unsigned long long)t->total);
+	for (unsigned int cpu = 0, first = 1; cpu < HWLAT_MAX_CPUS; cpu++) {
+		if (!cpu_set_has(&t->listed, cpu))
+			continue;
+		printf("%sCPU %u: %llu", first ? "" : ", ", cpu, (unsigned long long)t->v[cpu]);
+		first = 0;
+	}
+	printf("): the sampler could not get onto those CPUs in time (a task of its priority or above held them)\n");
+}
+
+/* What the platform means for the figures: whose SMIs, a slow clock. */
+static void print_platform_notes(const scan_summary *sum)
+{
+	const char *note = smi_scope_note(sum->smi_scope);
+	char warning[512];
+
+	if (note)
+		printf("hwlat-scan: note: %s\n", note);
+	if (clocksource_warning(sum->clocksource, warning, sizeof(warning)))
+		printf("hwlat-scan: warning: %s\n", warning);
 }
 
 /* The settings, the counts and the machine, then what is worth a line of its own. */
@@ -117,6 +146,8 @@ int print_summary(const scan_summary *sum, uint64_t seq_gaps, const smi_tally *s
 		 strcmp(sum->settings_source, HWLAT_SETTINGS_SOURCE_PARAMETERS) == 0)
 		printf("hwlat-scan: settings from the module's parameters (debugfs refused writes)\n");
 	print_sampled(sum->sampled);
+	print_skipped(sum->skipped);
+	print_platform_notes(sum);
 	if (sum->skipped_lines)
 		printf("hwlat-scan: %llu unreadable stream lines skipped\n",
 		       (unsigned long long)sum->skipped_lines);
@@ -148,9 +179,10 @@ static size_t check_gates(const scan_config *cfg, const scan_tally *t,
 		.sampled_ns = sum->sampled ? sampled_smi_ns(sum->sampled, sum->smi_method) : 0,
 		.sampled_known = sum->sampled != NULL,
 		.sampled_why = "the time sampled is unavailable (said above)",
+		.smi_note = smi_scope_note(sum->smi_scope),
 	};
 	size_t failed = gate_eval_all(&cfg->gates, &f, res);
-	char line[320];
+	char line[640];
 
 	for (size_t i = 0; i < cfg->gates.n; i++) {
 		gate_describe(&cfg->gates.g[i], &f, &res[i], line, sizeof(line));
@@ -179,8 +211,8 @@ static int write_metrics(const char *path, const scan_tally *t, const scan_summa
 		.duration_known = true,
 		.duration_ns = sum->duration_ns,
 		.sampled_known = sum->sampled != NULL,
-		.sampled_ns = sum->sampled ? sum->sampled->total_ns : 0,
-		.cpu_sampled_ns = sum->sampled ? sum->sampled->ns : NULL,
+		.sampled_ns = sum->sampled ? sum->sampled->total : 0,
+		.cpu_sampled_ns = sum->sampled ? sum->sampled->v : NULL,
 		.have_threshold = true,
 		.threshold_ns = sum->threshold_ns,
 		.have_last = true,

@@ -76,6 +76,48 @@ static int parse_timestamp(char *s, uint64_t *ret)
 	return 0;
 }
 
+/* The fields of a skip record: "<seq> <cpu> <time> skipped <windows>". */
+enum {
+	F_SKIP_WORD = F_INNER,
+	F_SKIP_WINDOWS,
+	N_SKIP_FIELDS,
+};
+
+/* The rest of a skip record, after seq, cpu and time. */
+static int parse_skip(char *f[N_FIELDS], hwlat_sample *s)
+{
+	int r;
+
+	if (strcmp(f[F_SKIP_WORD], STREAM_SKIPPED) != 0)
+		return -EINVAL;
+	r = parse_u64(f[F_SKIP_WINDOWS], &s->skipped_windows);
+	if (r >= 0 && s->skipped_windows == 0)
+		r = -EINVAL;
+	return r;
+}
+
+/* The rest of a window's line, after seq, cpu and time (n fields in all). */
+static int parse_window(char *f[N_FIELDS], int n, hwlat_sample *s)
+{
+	int r;
+
+	r = parse_u64(f[F_INNER], &s->inner_ns);
+	if (r >= 0)
+		r = parse_u64(f[F_OUTER], &s->outer_ns);
+	if (r >= 0)
+		r = parse_u64(f[F_COUNT], &s->count);
+	if (r >= 0)
+		r = parse_u64(f[F_NMI_COUNT], &s->nmi_count);
+	if (r >= 0)
+		r = parse_u64(f[F_NMI_NS], &s->nmi_ns);
+	if (r >= 0)
+		r = parse_maybe(f[F_SMI_COUNT], &s->smi_count_known, &s->smi_count);
+	/* The line of a module built before smi_ns existed ends at smi_count. */
+	if (r >= 0 && n == N_FIELDS)
+		r = parse_maybe(f[F_SMI_NS], &s->smi_ns_known, &s->smi_ns);
+	return r;
+}
+
 int stream_parse_line(const char *line, hwlat_sample *ret)
 {
 	hwlat_sample s = {};
@@ -89,7 +131,7 @@ int stream_parse_line(const char *line, hwlat_sample *ret)
 	n = split_fields(buf, f);
 	if (n < 0)
 		return n;
-	if (n != N_FIELDS && n != N_FIELDS - 1)
+	if (n != N_FIELDS && n != N_FIELDS - 1 && n != N_SKIP_FIELDS)
 		return -EINVAL;
 
 	r = parse_u64(f[F_SEQ], &s.seq);
@@ -100,20 +142,7 @@ int stream_parse_line(const char *line, hwlat_sample *ret)
 	if (r >= 0)
 		r = parse_timestamp(f[F_TIME], &s.timestamp_ns);
 	if (r >= 0)
-		r = parse_u64(f[F_INNER], &s.inner_ns);
-	if (r >= 0)
-		r = parse_u64(f[F_OUTER], &s.outer_ns);
-	if (r >= 0)
-		r = parse_u64(f[F_COUNT], &s.count);
-	if (r >= 0)
-		r = parse_u64(f[F_NMI_COUNT], &s.nmi_count);
-	if (r >= 0)
-		r = parse_u64(f[F_NMI_NS], &s.nmi_ns);
-	if (r >= 0)
-		r = parse_maybe(f[F_SMI_COUNT], &s.smi_count_known, &s.smi_count);
-	/* The line of a module built before smi_ns existed ends at smi_count. */
-	if (r >= 0 && n == N_FIELDS)
-		r = parse_maybe(f[F_SMI_NS], &s.smi_ns_known, &s.smi_ns);
+		r = n == N_SKIP_FIELDS ? parse_skip(f, &s) : parse_window(f, n, &s);
 	if (r < 0)
 		return r;
 	if (s.seq == 0)

@@ -26,7 +26,15 @@ typedef struct hwlat_sample {
 	uint64_t smi_count;
 	bool smi_ns_known;
 	uint64_t smi_ns;
+	/*
+	 * Not 0: no window but a skip record, the windows this CPU could not
+	 * be sampled in from timestamp_ns on; the other figures are 0.
+	 */
+	uint64_t skipped_windows;
 } hwlat_sample;
+
+/* The word of a skip record: "<seq> <cpu> <sec>.<nsec> skipped <windows>". */
+#define STREAM_SKIPPED "skipped"
 
 static inline uint64_t hwlat_sample_latency_ns(const hwlat_sample *s)
 {
@@ -37,8 +45,10 @@ static inline uint64_t hwlat_sample_latency_ns(const hwlat_sample *s)
  * Parses one line without its trailing newline: the line with smi_ns (10
  * space-separated fields; "11 fields" when sec and nsec count as two), or
  * the old one without smi_ns (then unavailable); smi_count and smi_ns
- * may be "-" (unavailable). Returns 0, or -EINVAL (wrong number of fields,
- * not decimal, nsec not 9 digits, seq 0) or -ERANGE.
+ * may be "-" (unavailable); or a skip record (5 fields, skipped_windows
+ * at least 1). Returns 0, or -EINVAL (wrong number of fields, not decimal,
+ * nsec not 9 digits, seq 0, a fourth word other than "skipped" in a skip
+ * record) or -ERANGE.
  */
 int stream_parse_line(const char *line, hwlat_sample *ret);
 

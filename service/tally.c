@@ -117,6 +117,23 @@ static void count_seq(scan_tally *t, uint64_t seq)
 	t->last_seq = seq;
 }
 
+/* A skip record: its seq counts, its windows add up, and it is journaled. */
+static int tally_skip_record(scan_tally *t, const hwlat_sample *smp)
+{
+	int r;
+
+	t->skipped_windows += smp->skipped_windows;
+	r = journal_entry_skip(&t->entry, t->scan_id, t->backend, smp);
+	if (r >= 0)
+		r = journal_entry_send(&t->entry, t->export);
+	if (r < 0) {
+		t->broken = true;
+		return log_error_errno(r, "cannot write skip record %llu to the journal",
+				       (unsigned long long)smp->seq);
+	}
+	return 0;
+}
+
 int tally_line(scan_tally *t, const char *line, line_parser parse, void *backend)
 {
 	hwlat_sample smp;
@@ -137,6 +154,8 @@ int tally_line(scan_tally *t, const char *line, line_parser parse, void *backend
 		return 0;
 	}
 	count_seq(t, smp.seq);
+	if (smp.skipped_windows)
+		return tally_skip_record(t, &smp);
 	lat = hwlat_sample_latency_ns(&smp);
 	t->samples++;
 	if (lat > t->max_ns)

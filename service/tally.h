@@ -50,6 +50,7 @@ typedef struct scan_tally {
 	bool per_cpu;
 	struct stats *cpu_stats[HWLAT_MAX_CPUS];
 	uint64_t skipped_lines; /* malformed, too long, cut: counted, not journaled */
+	uint64_t skipped_windows; /* the stream's skip records, added up */
 	/* Lines buffered before the scan started: counted here, nothing else. */
 	bool discard;
 	uint64_t discarded;

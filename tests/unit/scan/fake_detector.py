@@ -43,7 +43,32 @@ ORIGINAL = {
     "smi": "MSR_SMI_COUNT\n",
     # What the module sampled (kept after enable=0).
     "sampled": "0 450123456\n1 449876543\n",
+    # Windows it could not sample: none.
+    "skipped": "",
 }
+
+# The machine the scans of scan_lines() see (--platform-root): bare metal
+# with the TSC as its clocksource, or a guest ("hypervisor" in its flags),
+# so that what they print does not depend on the machine running the tests.
+PLATFORMS = {
+    "bare": "fpu tsc constant_tsc nonstop_tsc",
+    "guest": "fpu tsc constant_tsc nonstop_tsc hypervisor",
+}
+
+
+def fake_platform(d, kind="bare", clocksource="tsc"):
+    """A platform root in d: /proc/cpuinfo and the clocksource files."""
+    cs = os.path.join(d, "sys/devices/system/clocksource/clocksource0")
+    os.makedirs(cs)
+    os.makedirs(os.path.join(d, "proc"))
+    with open(os.path.join(d, "proc/cpuinfo"), "w") as f:
+        f.write("processor\t: 0\nmodel name\t: Fake CPU\nflags\t\t: "
+                f"{PLATFORMS[kind]}\n")
+    with open(os.path.join(cs, "current_clocksource"), "w") as f:
+        f.write(clocksource + "\n")
+    with open(os.path.join(cs, "available_clocksource"), "w") as f:
+        f.write("tsc hpet acpi_pm\n")
+    return d
 
 
 def fake_dir(d, files, fifo):
@@ -280,20 +305,23 @@ FIVE_WINDOWS = [
 ]
 
 
-def scan_lines(tmp, name, args, config=None, lines=FIVE_WINDOWS, **files):
+def scan_lines(tmp, name, args, config=None, lines=FIVE_WINDOWS, platform="bare",
+               clocksource="tsc", **files):
     """One 1 s scan of lines on a new fake detector in tmp/name (its files
-    as ORIGINAL, dropped 1, then files), with config as its config file
-    when given; returns (result, detector dir, export file)."""
+    as ORIGINAL, dropped 1, then files) on a fake platform (fake_platform()),
+    with config as its config file when given; returns (result, detector
+    dir, export file)."""
     sub = os.path.join(tmp, name)
     os.mkdir(sub)
     d = make_fake(sub, **{"dropped": "1\n", **files})
     export = os.path.join(sub, "export")
-    extra = []
+    extra = ["--platform-root", fake_platform(os.path.join(sub, "platform"), platform,
+                                              clocksource)]
     if config is not None:
         conf = os.path.join(sub, "scan.conf")
         with open(conf, "w") as f:
             f.write(config)
-        extra = ["--config", conf]
+        extra += ["--config", conf]
 
     def script(w):
         for ln in lines:

@@ -16,7 +16,7 @@
   and the line, and the scan still succeeds (exit 0, completed).
 
 (The tracer backend's "unavailable" is in test-scan-tracer.py, the parser's
-edges in test-sampled-units.c.) TAP output; exit status 1 when any check failed.
+edges in test-cpu-values.c.) TAP output; exit status 1 when any check failed.
 """
 import os
 import sys

@@ -165,6 +165,49 @@ static void test_stream_lines(void)
 	}
 }
 
+/*
+ * The module's skip records ("<seq> <cpu> <time> skipped <windows>"): the
+ * CPU, the first window's time and the count, no figure of a window; and
+ * what is not one.
+ */
+static void test_skip_records(void)
+{
+	static const char *const bad[] = {
+		"5 1 1700000000.000000001 skipped 0",	/* at least 1 window */
+		"5 1 1700000000.000000001 skip 3",	/* the word */
+		"5 1 1700000000.000000001 Skipped 3",
+		"5 1 1700000000.000000001 skipped -3",
+		"5 1 1700000000.000000001 skipped",	/* 4 fields */
+		"5 1 1700000000.000000001 skipped 3 4", /* 6 fields */
+		"0 1 1700000000.000000001 skipped 3",	/* seq 0 */
+		"5 1024 1700000000.000000001 skipped 3", /* CPU 1024 */
+		"5 1 1700000000.0001 skipped 3",	/* nsec not 9 digits */
+		"5 1 1700000000.000000001 3 skipped",
+	};
+	hwlat_sample s, untouched;
+	int r;
+
+	memset(&s, 0x5a, sizeof(s));
+	r = stream_parse_line("5 1 1700000000.000000001 skipped 3", &s);
+	ok(r == 0 && s.seq == 5 && s.cpu == 1 && s.timestamp_ns == 1700000000000000001ULL &&
+		   s.skipped_windows == 3 && s.inner_ns == 0 && s.outer_ns == 0 && s.count == 0 &&
+		   !s.smi_count_known,
+	   "skip record: CPU 1, 3 windows from 1700000000.000000001, no window's figures (r=%d)",
+	   r);
+	r = stream_parse_line("6 1023 1700000000.999999999 skipped 18446744073709551615", &s);
+	ok(r == 0 && s.cpu == 1023 && s.skipped_windows == UINT64_MAX,
+	   "skip record at the edges: CPU 1023, 2^64-1 windows (r=%d)", r);
+	r = stream_parse_line("17 3 1700000000.000000001 212400 1000 2 1 5000 3 210000", &s);
+	ok(r == 0 && s.skipped_windows == 0, "a window's line is no skip record (r=%d)", r);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		memset(&s, 0x5a, sizeof(s));
+		untouched = s;
+		r = stream_parse_line(bad[i], &s);
+		ok(r < 0 && memcmp(&s, &untouched, sizeof(s)) == 0,
+		   "malformed skip record refused (r=%d): \"%s\"", r, bad[i]);
+	}
+}
+
 struct seen {
 	char lines[8][64];
 	int n;
@@ -317,6 +360,7 @@ int main(void)
 	test_stream_line();
 	test_line_reader();
 	test_stream_lines();
+	test_skip_records();
 	test_line_reader_skips();
 	test_stream_line_max();
 	return tap_finish();

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The time sampled (service/sampled.c), TAP output. Proves that: a valid
+ * The per-CPU totals files (service/cpu-values.c: `sampled`, `skipped`),
+ * TAP output. Proves that: `skipped` parses like `sampled` and its
+ * messages speak of windows; and, for the time sampled: a valid
  * `sampled` text gives each CPU's figure and their sum, and a malformed
  * one leaves the result untouched; under module parameters the scan's part
  * is each CPU's growth, a CPU that did not grow is not listed, and a CPU
@@ -28,7 +30,7 @@ static sampled_time t, u;
 
 static bool cpus_are(const sampled_time *s, const char *want)
 {
-	char *got = sampled_format_cpus(s);
+	char *got = cpu_values_format(s);
 	bool same = got && strcmp(got, want) == 0;
 
 	if (!same)
@@ -42,33 +44,50 @@ static void test_parse(void)
 	static const char text[] = "0 450123456\n1 449876543\n";
 	int r;
 
-	r = sampled_parse(text, sizeof(text) - 1, "x/sampled", &t);
-	ok(r == 0 && t.total_ns == 899999999 && t.ns[0] == 450123456 && t.ns[1] == 449876543 &&
+	r = cpu_values_parse(&cpu_values_sampled, text, sizeof(text) - 1, "x/sampled", &t);
+	ok(r == 0 && t.total == 899999999 && t.v[0] == 450123456 && t.v[1] == 449876543 &&
 		   cpus_are(&t, "0:450123456 1:449876543"),
 	   "two CPUs: their figures and the sum 899999999");
-	r = sampled_parse("", 0, "x/sampled", &t);
-	ok(r == 0 && t.total_ns == 0 && cpus_are(&t, ""), "an empty file: 0 and no CPU");
-	t.total_ns = 77;
-	r = sampled_parse("2 5\n1 6\n", 8, "x/sampled", &t);
-	ok(r == -EBADMSG && t.total_ns == 77, "a malformed file: -EBADMSG, the result untouched");
+	r = cpu_values_parse(&cpu_values_sampled, "", 0, "x/sampled", &t);
+	ok(r == 0 && t.total == 0 && cpus_are(&t, ""), "an empty file: 0 and no CPU");
+	t.total = 77;
+	r = cpu_values_parse(&cpu_values_sampled, "2 5\n1 6\n", 8, "x/sampled", &t);
+	ok(r == -EBADMSG && t.total == 77, "a malformed file: -EBADMSG, the result untouched");
 	/* The length, not a NUL, ends the text: what comes after is no line. */
-	r = sampled_parse("4 9\n5 1\n", 4, "x/sampled", &t);
-	ok(r == 0 && t.total_ns == 9 && cpus_are(&t, "4:9"), "only len bytes are parsed");
+	r = cpu_values_parse(&cpu_values_sampled, "4 9\n5 1\n", 4, "x/sampled", &t);
+	ok(r == 0 && t.total == 9 && cpus_are(&t, "4:9"), "only len bytes are parsed");
+}
+
+/* `skipped`: the same lines, windows in the messages. */
+static void test_skipped(void)
+{
+	int r;
+
+	r = cpu_values_parse(&cpu_values_skipped, "1 3\n5 2\n", 8, "x/skipped", &t);
+	ok(r == 0 && t.total == 5 && t.v[1] == 3 && t.v[5] == 2 && cpus_are(&t, "1:3 5:2"),
+	   "skipped: two CPUs, 5 windows");
+	t.total = 77;
+	r = cpu_values_parse(&cpu_values_skipped, "1 x\n", 4, "x/skipped", &t);
+	ok(r == -EBADMSG && t.total == 77, "skipped: a malformed line, the result untouched");
+	cpu_values_parse(&cpu_values_skipped, "1 3\n", 4, "x/skipped", &u);
+	cpu_values_parse(&cpu_values_skipped, "1 2\n", 4, "x/skipped", &t);
+	r = cpu_values_since(&cpu_values_skipped, &t, &u, "x/skipped");
+	ok(r == -ERANGE, "skipped: a CPU's count went down: -ERANGE");
 }
 
 static void test_since(void)
 {
 	int r;
 
-	sampled_parse("0 100\n1 200\n3 7\n", 16, "x/sampled", &u);
-	sampled_parse("0 350\n1 200\n2 50\n3 7\n", 21, "x/sampled", &t);
-	r = sampled_since(&t, &u, "x/sampled");
-	ok(r == 0 && t.total_ns == 300 && cpus_are(&t, "0:250 2:50"),
+	cpu_values_parse(&cpu_values_sampled, "0 100\n1 200\n3 7\n", 16, "x/sampled", &u);
+	cpu_values_parse(&cpu_values_sampled, "0 350\n1 200\n2 50\n3 7\n", 21, "x/sampled", &t);
+	r = cpu_values_since(&cpu_values_sampled, &t, &u, "x/sampled");
+	ok(r == 0 && t.total == 300 && cpus_are(&t, "0:250 2:50"),
 	   "locked: the growth per CPU (0: 250, 2: 50), CPUs that did not grow left out");
-	sampled_parse("0 100\n1 200\n", 12, "x/sampled", &u);
-	sampled_parse("0 350\n1 199\n", 12, "x/sampled", &t);
-	r = sampled_since(&t, &u, "x/sampled");
-	ok(r == -ERANGE && t.ns[1] == 199, "locked: a CPU's figure went down: -ERANGE, unchanged");
+	cpu_values_parse(&cpu_values_sampled, "0 100\n1 200\n", 12, "x/sampled", &u);
+	cpu_values_parse(&cpu_values_sampled, "0 350\n1 199\n", 12, "x/sampled", &t);
+	r = cpu_values_since(&cpu_values_sampled, &t, &u, "x/sampled");
+	ok(r == -ERANGE && t.v[1] == 199, "locked: a CPU's figure went down: -ERANGE, unchanged");
 }
 
 static void test_entry(void)
@@ -96,11 +115,11 @@ static void test_entry(void)
 
 	for (unsigned int cpu = 0; cpu < HWLAT_MAX_CPUS; cpu++) {
 		t.listed.bits[cpu / 64] |= UINT64_C(1) << (cpu % 64);
-		t.ns[cpu] = UINT64_C(10000000000000000000) + cpu;
+		t.v[cpu] = UINT64_C(10000000000000000000) + cpu;
 	}
-	t.total_ns = UINT64_MAX;
+	t.total = UINT64_MAX;
 	r = journal_entry_summary(&e, &sum);
-	snprintf(want_last, sizeof(want_last), " 1023:%" PRIu64, t.ns[1023]);
+	snprintf(want_last, sizeof(want_last), " 1023:%" PRIu64, t.v[1023]);
 	{
 		static char buf[32768];
 		const char *v = entry_field(&e, HWLAT_F_SAMPLED_CPU_NS, buf, sizeof(buf));
@@ -117,12 +136,12 @@ static void test_entry(void)
 /* smi-rate's time (docs/interfaces.md section 4): as the SMI total counts. */
 static void test_smi_ns(void)
 {
-	sampled_parse("0 100\n3 700\n5 300\n", 18, "x/sampled", &t);
+	cpu_values_parse(&cpu_values_sampled, "0 100\n3 700\n5 300\n", 18, "x/sampled", &t);
 	ok(sampled_smi_ns(&t, HWLAT_SMI_METHOD_SUM) == 1100,
 	   "method sum (one sampler at a time): the sum over CPUs, 1100");
 	ok(sampled_smi_ns(&t, HWLAT_SMI_METHOD_MAX_PER_CPU) == 700,
 	   "method max-per-cpu (all at once, each SMI once): the longest CPU, 700 of CPU 3");
-	sampled_parse("", 0, "x/sampled", &t);
+	cpu_values_parse(&cpu_values_sampled, "", 0, "x/sampled", &t);
 	ok(sampled_smi_ns(&t, HWLAT_SMI_METHOD_MAX_PER_CPU) == 0 &&
 		   sampled_smi_ns(&t, HWLAT_SMI_METHOD_SUM) == 0,
 	   "no width completed: 0 with either method");
@@ -134,6 +153,7 @@ int main(void)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	test_parse();
 	test_since();
+	test_skipped();
 	test_entry();
 	test_smi_ns();
 	return tap_finish();
