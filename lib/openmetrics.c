@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "hwlat-journal.h"
 #include "macro.h"
 #include "openmetrics.h"
 
@@ -149,6 +150,11 @@ int openmetrics_write(FILE *f, const struct openmetrics_facts *x)
 			  x->smi_total);
 	gauge_u64(f, "hwlat_smis_available", "1 when SMIs could be counted; 0 when not "
 		  "(hwlat_smis is then absent).", x->smi_known);
+	if (x->smi_scope && (strcmp(x->smi_scope, HWLAT_SMI_SCOPE_GUEST) == 0 ||
+			     strcmp(x->smi_scope, HWLAT_SMI_SCOPE_HOST) == 0))
+		gauge_u64(f, "hwlat_smis_guest", "1 when the SMI counts are a guest's (under a "
+			  "hypervisor: the host's own SMIs are not in them); 0 on bare metal.",
+			  strcmp(x->smi_scope, HWLAT_SMI_SCOPE_GUEST) == 0);
 	gauge_u64(f, "hwlat_nmis", "NMIs taken by the sampling CPUs in the reported windows.",
 		  st->nmi_total);
 	gauge_u64(f, "hwlat_unexplained_windows",
@@ -156,6 +162,10 @@ int openmetrics_write(FILE *f, const struct openmetrics_facts *x)
 		  st->unexplained_windows);
 	gauge_u64(f, "hwlat_dropped_windows", "Windows lost to a full stream buffer.",
 		  x->dropped);
+	if (x->skipped_known)
+		gauge_u64(f, "hwlat_skipped_windows", "Windows the module could not get onto a "
+			  "CPU in (a task of the samplers' priority or above held it).",
+			  x->skipped_windows);
 	if (x->duration_known)
 		gauge_seconds(f, "hwlat_scan_duration_seconds",
 			      "Wall-clock time the scans ran (not the time spent sampling).",

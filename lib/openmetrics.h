@@ -34,6 +34,12 @@ struct openmetrics_facts {
 	bool sampled_known;
 	uint64_t sampled_ns;
 	const uint64_t *cpu_sampled_ns;
+	/* Windows the module could not sample (HWLAT_SKIPPED_WINDOWS): known
+	 * when every scan has it. */
+	bool skipped_known;
+	uint64_t skipped_windows;
+	/* Whose SMIs (HWLAT_SMI_SCOPE_*) every scan counted; NULL: not one. */
+	const char *smi_scope;
 	bool have_threshold;
 	uint64_t threshold_ns;     /* of the newest scan */
 	bool have_last;

@@ -56,6 +56,9 @@ int metrics_write(const struct report_data *d, FILE *f)
 	x.sampled_known = c.known && coverage_cpus(d, cpu_ns);
 	x.sampled_ns = c.ns;
 	x.cpu_sampled_ns = cpu_ns;
+	x.skipped_known = a.scans > 0 && a.skipped_scans_known == a.scans;
+	x.skipped_windows = a.skipped_windows;
+	x.smi_scope = a.smi_scope;
 	if (last) {
 		x.have_threshold = last->has_summary || last->sample_threshold_ns > 0;
 		x.threshold_ns = last->has_summary ? last->threshold_ns : last->sample_threshold_ns;

@@ -76,9 +76,13 @@ def main(tmp):
         "hwlat_latency_seconds_count": "5",
         "hwlat_smis": "2",
         "hwlat_smis_available": "1",
+        # The fake platform is bare metal: the machine's own SMIs.
+        "hwlat_smis_guest": "0",
         "hwlat_nmis": "1",
         "hwlat_unexplained_windows": "3",
         "hwlat_dropped_windows": "1",
+        # The fake module's `skipped` is empty: none.
+        "hwlat_skipped_windows": "0",
         "hwlat_scan_duration_seconds": seconds(sm.get("HWLAT_DURATION_NS", 0)),
         # The fake module's `sampled`: 450123456 + 449876543 ns.
         "hwlat_sampled_seconds": "0.899999999",
@@ -106,10 +110,10 @@ def main(tmp):
           "the duration is the scan's 1.0x s", got.get("hwlat_scan_duration_seconds"))
     families = re.findall(r"^# TYPE (\S+) (\S+)$", text, re.M)
     helps = re.findall(r"^# HELP (\S+) ", text, re.M)
-    st.ok([f for f, _ in families] == helps and len(families) == 19 and
+    st.ok([f for f, _ in families] == helps and len(families) == 21 and
           dict(families)["hwlat_latency_seconds"] == "summary" and
           all(t == "gauge" for f, t in families if f != "hwlat_latency_seconds"),
-          "19 families, each with HELP and TYPE: gauges and one summary", families)
+          "21 families, each with HELP and TYPE: gauges and one summary", families)
     rc, msg = promtool(prom)
     st.ok(rc == 0, "promtool check metrics passes", msg)
     st.ok(oct(os.stat(prom).st_mode & 0o777) == "0o644" and os.listdir(out) == ["hwlat.prom"],
