@@ -441,8 +441,13 @@ int tracer_parse_line(const char *line, hwlat_sample *ret, uint64_t *ret_lost)
 		return -EINVAL;
 	if ((r = parse_nsec(&p, &nsec)) < 0)
 		return r;
-	if (!take_word(&p, " count:", false) || (r = parse_digits(&p, &count)) < 0)
-		return r < 0 ? r : -EINVAL;
+	/*
+	 * Kernels before 5.7 write no count: a line means that at least one
+	 * gap exceeded the threshold, which is all that is known.
+	 */
+	count = 1;
+	if (take_word(&p, " count:", false) && (r = parse_digits(&p, &count)) < 0)
+		return r;
 	if (sec > (UINT64_MAX - nsec) / 1000000000)
 		return -ERANGE;
 

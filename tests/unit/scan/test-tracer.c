@@ -78,6 +78,26 @@ static void test_parse(void)
 	ok(r == TRACER_LINE_SAMPLE && s.cpu == 2 && s.seq == 3 && s.nmi_count == 1 &&
 		   s.nmi_ns == 0 && !s.nmi_ns_unavailable,
 	   "brackets and '#' in the task name; nmi-total 0 is a known 0");
+	/* Kernels before 5.7 wrote no count: a line means at least one gap. */
+	r = tracer_parse_line("  <...>-9 [001] d... 2.0: #7 inner/outer(us): 12/13 ts:5.000000001",
+			      &s, &lost);
+	ok(r == TRACER_LINE_SAMPLE && s.seq == 7 && s.cpu == 1 && s.count == 1 &&
+		   s.inner_ns == 12000 && s.outer_ns == 13000,
+	   "a line without count (before 5.7): count 1, the rest as ever (r=%d)", r);
+	r = tracer_parse_line("  <...>-9 [001] d... 2.0: #8 inner/outer(us): 1/2 ts:5.000000001 "
+			      "nmi-total:4 nmi-count:1",
+			      &s, &lost);
+	ok(r == TRACER_LINE_SAMPLE && s.count == 1 && s.nmi_count == 1 && s.nmi_ns == 4000,
+	   "without count, with the NMI fields (r=%d)", r);
+	/* As 5.10-rt writes them: seven flags (lazy preemption, migrate-disable). */
+	r = tracer_parse_line("           <...>-317     [000] dn.....    46.965357: #11    "
+			      "inner/outer(us): 3860/4054  ts:1796515243.555616170 count:177 "
+			      "nmi-total:219 nmi-count:1",
+			      &s, &lost);
+	ok(r == TRACER_LINE_SAMPLE && s.seq == 11 && s.cpu == 0 && s.inner_ns == 3860000 &&
+		   s.outer_ns == 4054000 && s.count == 177 && s.nmi_count == 1 &&
+		   s.nmi_ns == 219000,
+	   "a 5.10-rt line with seven flag characters (r=%d)", r);
 	lost = 0;
 	ok(tracer_parse_line("CPU:12 [LOST 18446744073709551615 EVENTS]", &s, &lost) ==
 			   TRACER_LINE_LOST &&
@@ -92,7 +112,8 @@ static void test_parse(void)
 	static const char *const bad[] = {
 		"x [000] d. 1.0: #0 inner/outer(us): 1/2 ts:1.000000000 count:1",
 		"x [000] d. 1.0: #1 inner/outer(us): 1/2 ts:1.00000000 count:1",
-		"x [000] d. 1.0: #1 inner/outer(us): 1/2 ts:1.000000000",
+		"x [000] d. 1.0: #1 inner/outer(us): 1/2 ts:1.000000000 count:",
+		"x [000] d. 1.0: #1 inner/outer(us): 1/2 ts:1.000000000 count:x",
 		"x [000] d. 1.0: #1 inner/outer(us): 1-2 ts:1.000000000 count:1",
 		"x [000] d. 1.0: #1 inner/outer(us): 1/2 ts:1.000000000 count:1 nmi-total:5",
 		"x [000] d. 1.0: #1 inner/outer(us): 1/2 ts:1.000000000 count:1 junk",
