@@ -12,7 +12,17 @@
 #include <linux/sched.h>
 #include <linux/sched/isolation.h>
 #include <linux/sched/prio.h>
+#include <linux/version.h>
 #include <uapi/linux/sched/types.h>
+
+/*
+ * A kernel below the minimum would fail with compiler errors that do not
+ * say why; dkms.conf refuses it before building, this says it to everyone
+ * else.
+ */
+#if KERNEL_VERSION(5, 10, 0) > LINUX_VERSION_CODE
+#error "hwlat_detector needs Linux 5.10 or newer: these kernel headers are older"
+#endif
 
 /*
  * 5.18 turned the housekeeping flags (HK_FLAG_TICK, a bit mask) into types
