@@ -13,6 +13,7 @@
 #include <linux/atomic.h>
 #include <linux/kernel.h>
 #include <linux/minmax.h>
+#include <linux/mm.h>
 #include <linux/poll.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>

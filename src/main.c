@@ -17,6 +17,7 @@
 #include <linux/string.h>
 #include <linux/timekeeping.h>
 
+#include "compat.h"
 #include "hwlat.h"
 
 const char * const hwlat_mode_names[HWLAT_MODE_NR] = HWLAT_MODE_NAMES;
@@ -674,8 +675,8 @@ static void __init hwlat_find_excluded(void)
 {
 	/* 7.x updates HK_TYPE_DOMAIN with cpuset partitions under RCU. */
 	rcu_read_lock();
-	cpumask_and(hwlat_excluded, housekeeping_cpumask(HK_TYPE_TICK),
-		    housekeeping_cpumask(HK_TYPE_DOMAIN));
+	cpumask_and(hwlat_excluded, housekeeping_cpumask(HWLAT_HK_TICK),
+		    housekeeping_cpumask(HWLAT_HK_DOMAIN));
 	rcu_read_unlock();
 	cpumask_andnot(hwlat_excluded, cpu_possible_mask, hwlat_excluded);
 	if (!cpumask_empty(hwlat_excluded))

@@ -26,6 +26,7 @@
 #include <linux/workqueue.h>
 #include <uapi/linux/sched/types.h>
 
+#include "compat.h"
 #include "hwlat.h"
 
 #define CREATE_TRACE_POINTS
@@ -621,7 +622,7 @@ static int hwlat_thread_sched(struct task_struct *task)
 
 	if (!attr.sched_priority)
 		return 0;
-	return sched_setattr_nocheck(task, &attr);
+	return hwlat_sched_setattr_nocheck(task, &attr);
 }
 
 /*

@@ -17,12 +17,24 @@ vm_note() {
 
 # A guest is a Debian suite, or a suite with a variant: bookworm-rt is
 # bookworm with linux-image-rt-amd64 (PREEMPT_RT; it builds the kernel's
-# hwlat tracer in, which Debian's generic kernels do not); bookworm-fleet is
+# hwlat tracer in, which Debian's generic kernels do not), bullseye-rt the
+# same on bullseye (5.10-rt, the oldest kernel we support); bookworm-fleet is
 # bookworm with the fleet's packages (vm_variant_packages), which a guest
 # without a mirror cannot install at run time.
 vm_suite_ok() {
 	case "$1" in
-	bookworm | trixie | sid | bookworm-rt | bookworm-fleet) return 0 ;;
+	bullseye | bookworm | trixie | sid | bullseye-rt | bookworm-rt | bookworm-fleet) return 0 ;;
+	*) return 1 ;;
+	esac
+}
+
+# vm_suite_expired SUITE: true when the mirror's Release file of the Debian
+# SUITE is past its Valid-Until date, so that apt must be told not to check
+# it: sid's is not refreshed there, and bullseye is an old suite whose
+# Release is no longer re-signed.
+vm_suite_expired() {
+	case "$1" in
+	bullseye | sid) return 0 ;;
 	*) return 1 ;;
 	esac
 }

@@ -111,8 +111,7 @@ second_kernel_fetch() {
 		-o "Dir::State=$apt_state" -o "Dir::State::status=$work/status"
 		-o "Dir::Cache=$work/cache" -o APT::Architecture=amd64 -o APT::Architectures::=amd64
 		-o APT::Install-Recommends=false)
-	# sid's Release file is past its Valid-Until on the mirror.
-	[ "$suite" != sid ] || apt_opts+=(-o Acquire::Check-Valid-Until=false)
+	! vm_suite_expired "$suite" || apt_opts+=(-o Acquire::Check-Valid-Until=false)
 
 	exec 9>"$vm_cache/dkms-kernels-$suite.lock"
 	flock 9

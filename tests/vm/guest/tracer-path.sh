@@ -1,11 +1,16 @@
 #!/bin/bash
 # Guest side of tests/vm/tracer-path (runs inside the QEMU guest as root,
 # cwd /mnt/payload): hwlat-scan --backend=tracer on a kernel with the hwlat
-# tracer built in (bookworm-rt) and without our module. Proves that:
+# tracer built in (bookworm-rt, bullseye-rt) and without our module. Proves
+# that:
 #  - a scan at a low threshold writes sample entries and one summary to the
 #    journal with HWLAT_BACKEND=tracer, HWLAT_SETTINGS_SOURCE=tracefs, the
 #    requested settings, SMIs and floor "unavailable", as many samples as
 #    the summary counts, and the format of the kernel's lines (shown);
+#  - on a kernel whose tracer has no mode file (before 5.14: bullseye-rt),
+#    a scan without a mode reports mode "unknown", and one asking for a mode
+#    is refused with status 2 and a message naming the file, the tracer
+#    untouched;
 #  - every tracefs file it changed is back as it was, from a state that is
 #    not the default (tracing_thresh, width, window, mode, cpumask set
 #    before the scan), after a completed scan and after SIGTERM or SIGHUP half-way
@@ -68,7 +73,11 @@ entries() { # SCAN-ID MESSAGE-ID OUT: the scan's entries as JSON lines
 }
 scan_id_of() { sed -n 's/^hwlat-scan: scan \([0-9a-f]\{32\}\) .*/\1/p' "$1" | head -n 1; }
 
-install -m 0755 hwlat-scan /usr/local/sbin/hwlat-scan
+# hwlat-scan goes where the unit's ExecStart= looks for it (the build's
+# prefix: /usr/local for a developer's build, /usr for a package's).
+scan_bin=$(sed -n 's/^ExecStart=\([^ ]*\).*/\1/p' hwlat-scan.service)
+[[ "$scan_bin" == /*/hwlat-scan ]] || scan_bin=/usr/local/sbin/hwlat-scan
+install -m 0755 hwlat-scan "$scan_bin"
 install -m 0755 hwlat-report /usr/local/bin/hwlat-report
 echo "# kernel $(uname -r), tracefs $tfs"
 echo "# available_tracers: $(cat "$tfs/available_tracers")"
@@ -92,10 +101,26 @@ state >"$res/state-before.txt"
 echo "# tracer state before the scans:"
 sed 's/^/#   /' "$res/state-before.txt"
 
+# The mode file came with 5.14; before, the tracer's thread always moved
+# from CPU to CPU, and hwlat-scan cannot set or read a mode.
+if [ -e "$tfs/hwlat_detector/mode" ]; then
+	mode_opt=(--mode=round-robin) mode_want=round-robin
+else
+	mode_opt=() mode_want=unknown
+	hwlat-scan --config /dev/null --backend=tracer --duration=2s --mode=round-robin \
+		>"$res/mode.out" 2>"$res/mode.err"
+	rc=$?
+	state >"$res/state-after-mode.txt"
+	[ "$rc" = 2 ] && [ "$(cat "$res/mode.err")" = "hwlat-scan: invalid key 'mode': this kernel's hwlat tracer has no mode file (hwlat_detector/mode: Linux 5.14 and later)" ] &&
+		cmp -s "$res/state-before.txt" "$res/state-after-mode.txt"
+	check "no mode file: --mode=round-robin is refused with status 2 (got $rc) naming the file, the tracer untouched" $? \
+		"$res/mode.err" "$res/state-after-mode.txt"
+fi
+
 # 1. A short scan at a low threshold.
 mark scan-started
 hwlat-scan --config /dev/null --backend=tracer --duration=8s --threshold=1us \
-	--width=200ms --window=400ms --mode=round-robin --cpus="0-$((ncpu - 1))" \
+	--width=200ms --window=400ms "${mode_opt[@]}" --cpus="0-$((ncpu - 1))" \
 	>"$res/scan.out" 2>"$res/scan.err"
 rc=$?
 mark scan-done
@@ -128,7 +153,7 @@ PY
 check "samples: latency = max(inner, outer) in whole microseconds >= 1 us, sequence from 1" $? "$res/journal-samples.json"
 [ "$(grep -c . "$res/journal-summary.json")" = 1 ]
 check "exactly one summary entry" $? "$res/journal-summary.json"
-want="tracer tracefs completed 1000 200000000 400000000 round-robin 0-$((ncpu - 1)) unavailable unavailable unavailable $nsamples"
+want="tracer tracefs completed 1000 200000000 400000000 $mode_want 0-$((ncpu - 1)) unavailable unavailable unavailable $nsamples"
 got=$(for f in HWLAT_BACKEND HWLAT_SETTINGS_SOURCE HWLAT_STATUS HWLAT_THRESHOLD_NS HWLAT_WIDTH_NS \
 	HWLAT_WINDOW_NS HWLAT_MODE HWLAT_CPUS HWLAT_SMI_TOTAL HWLAT_FLOOR_NS HWLAT_CLOCK HWLAT_SAMPLES; do
 	field "$res/journal-summary.json" "$f"

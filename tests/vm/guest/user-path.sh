@@ -12,7 +12,8 @@
 # message naming the kernel and the fix; SIGHUP to an interactive scan on a
 # terminal ends it like SIGTERM (detector restored, "interrupted"), a scan
 # longer than the unit's start timeout extends it itself; DKMS signs the
-# module with its MOK key, and under kernel lockdown (raised after loading
+# module with its MOK key (DKMS 3; bullseye's DKMS 2.8 signs nothing, and
+# there the module must be unsigned), and under kernel lockdown (raised after loading
 # with modprobe.d options) a scan runs with the module's parameters and says
 # so; purge removes everything, and the
 # kernel log stays free of warnings, oopses, lockups and hung tasks. Prints
@@ -276,7 +277,9 @@ t1=$(t)
 echo "# time: install + DKMS build $(secs "$t0" "$t1") s"
 dkms status hwlat >"$res/dkms-status.txt" 2>&1
 # Fixed strings: a kernel release such as 6.12.117+deb13-amd64 is no regex.
-if grep -F "hwlat/" "$res/dkms-status.txt" | grep -F ", $kver, " | grep -qF ": installed"; then
+# DKMS 3 writes "hwlat/VERSION, KVER, x86_64: installed", DKMS 2.8 (bullseye)
+# "hwlat, VERSION, KVER, x86_64: installed".
+if grep -E '^hwlat(/|, )' "$res/dkms-status.txt" | grep -F ", $kver, " | grep -qF ": installed"; then
 	ok "dkms status says installed for $kver"
 else
 	not_ok "dkms status says installed for $kver"
@@ -299,7 +302,16 @@ mok_serial=$(openssl x509 -inform DER -in /var/lib/dkms/mok.pub -noout -serial 2
 mok_subject=$(openssl x509 -inform DER -in /var/lib/dkms/mok.pub -noout -subject 2>&1)
 echo "# modinfo -F signer hwlat_detector: $signer; sig_key $sig_key; sig_hashalgo $(modinfo -F sig_hashalgo hwlat_detector 2>&1)"
 echo "# /var/lib/dkms/mok.pub: $mok_subject, serial $mok_serial"
-if [ "$signer" = "DKMS module signing key" ] && [ -n "$sig_key" ] && [ "$sig_key" = "$mok_serial" ]; then
+# DKMS signs from version 3 on; 2.8 (bullseye) leaves the module unsigned and
+# makes no key, which is what a bullseye user gets.
+dkms_version=$(dpkg-query -W -f='${Version}' dkms 2>/dev/null)
+if dpkg --compare-versions "$dkms_version" lt 3; then
+	if [ -z "$signer" ] && [ -z "$sig_key" ] && [ ! -e /var/lib/dkms/mok.pub ]; then
+		ok "DKMS $dkms_version does not sign: the module has no signature and there is no /var/lib/dkms/mok.pub"
+	else
+		not_ok "DKMS $dkms_version does not sign (signer '$signer', sig_key '$sig_key', mok.pub $([ -e /var/lib/dkms/mok.pub ] && echo present || echo absent))"
+	fi
+elif [ "$signer" = "DKMS module signing key" ] && [ -n "$sig_key" ] && [ "$sig_key" = "$mok_serial" ]; then
 	ok "DKMS signed the module with its MOK key: signer '$signer', key serial $sig_key = /var/lib/dkms/mok.pub"
 else
 	not_ok "DKMS signed the module with its MOK key (signer '$signer', sig_key '$sig_key', /var/lib/dkms/mok.pub serial '$mok_serial')"
