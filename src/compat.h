@@ -39,26 +39,34 @@
 /*
  * sched_setattr_nocheck() is not exported by 5.10 (6.1 exports it): there a
  * module can make a thread SCHED_FIFO at 1 (sched_set_fifo_low()) or at
- * MAX_RT_PRIO / 2 (sched_set_fifo()) only. Any other priority gets the
- * latter, and the log says so once.
+ * MAX_RT_PRIO / 2 (sched_set_fifo()) only. The priority this kernel gives
+ * for @want (1 to 99); main.c says so at load when it is not @want.
  */
-static inline int hwlat_sched_setattr_nocheck(struct task_struct *task,
-					      const struct sched_attr *attr)
+static inline int hwlat_fifo_priority_possible(int want)
 {
 #ifdef HWLAT_HAVE_SCHED_SETATTR_NOCHECK
-	return sched_setattr_nocheck(task, attr);
+	return want;
 #else
-	if (attr->sched_policy != SCHED_FIFO)
-		return -EOPNOTSUPP;
-	if (attr->sched_priority == 1) {
+	return want == 1 ? 1 : MAX_RT_PRIO / 2;
+#endif
+}
+
+/* Makes @task SCHED_FIFO at a priority hwlat_fifo_priority_possible() gave. */
+static inline int hwlat_sched_fifo(struct task_struct *task, int prio)
+{
+#ifdef HWLAT_HAVE_SCHED_SETATTR_NOCHECK
+	struct sched_attr attr = {
+		.size = sizeof(attr),
+		.sched_policy = SCHED_FIFO,
+		.sched_priority = prio,
+	};
+
+	return sched_setattr_nocheck(task, &attr);
+#else
+	if (prio == 1)
 		sched_set_fifo_low(task);
-		return 0;
-	}
-	sched_set_fifo(task);
-	if (attr->sched_priority != MAX_RT_PRIO / 2)
-		pr_warn_once("SCHED_FIFO priority %u asked, %d in force: this kernel lets modules choose 1 or %d only\n",
-			     attr->sched_priority, MAX_RT_PRIO / 2,
-			     MAX_RT_PRIO / 2);
+	else
+		sched_set_fifo(task);
 	return 0;
 #endif
 }

@@ -647,6 +647,12 @@ static int __init hwlat_apply_params(void)
 		       __stringify(HWLAT_MAX_PRIORITY) " (SCHED_FIFO)\n", priority);
 		return -EINVAL;
 	}
+	if (priority && hwlat_fifo_priority_possible(priority) != priority) {
+		pr_warn("priority=%d: this kernel lets a module make its threads SCHED_FIFO 1 or %d only (it does not export sched_setattr_nocheck()); the samplers run at %d\n",
+			priority, MAX_RT_PRIO / 2,
+			hwlat_fifo_priority_possible(priority));
+		priority = hwlat_fifo_priority_possible(priority);
+	}
 	why = hwlat_check_isolated(hwlat_mode);
 	if (why) {
 		pr_err("invalid parameter mode=%s: %s\n",

@@ -24,7 +24,6 @@
 #include <linux/spinlock.h>
 #include <linux/stop_machine.h>
 #include <linux/workqueue.h>
-#include <uapi/linux/sched/types.h>
 
 #include "compat.h"
 #include "hwlat.h"
@@ -614,15 +613,9 @@ static struct hwlat_thread *hwlat_thread_alloc(enum hwlat_mode mode, int cpu,
  */
 static int hwlat_thread_sched(struct task_struct *task)
 {
-	struct sched_attr attr = {
-		.size = sizeof(attr),
-		.sched_policy = SCHED_FIFO,
-		.sched_priority = hwlat_get_priority(),
-	};
+	int prio = hwlat_get_priority();
 
-	if (!attr.sched_priority)
-		return 0;
-	return hwlat_sched_setattr_nocheck(task, &attr);
+	return prio ? hwlat_sched_fifo(task, prio) : 0;
 }
 
 /*

@@ -215,9 +215,39 @@ static long long wait_count(long long n, unsigned int ms)
 	return c;
 }
 
+/*
+ * The first width starts at enable=1, at the samplers' SCHED_FIFO
+ * priority: on this program's CPU it would run before the program's next
+ * read, and a window could already be reported. So the samplers get CPU 1
+ * and this program stays on CPU 0 (*saved: its CPUs before); false, and
+ * nothing changed, with one CPU.
+ */
+static bool samplers_apart(cpu_set_t *saved)
+{
+	cpu_set_t zero;
+
+	if (cpus_online() < 2)
+		return false;
+	sched_getaffinity(0, sizeof(*saved), saved);
+	CPU_ZERO(&zero);
+	CPU_SET(0, &zero);
+	sched_setaffinity(0, sizeof(zero), &zero);
+	wr("cpus", "1");
+	return true;
+}
+
+static void samplers_together(bool apart, const cpu_set_t *saved)
+{
+	wr("cpus", "");
+	if (apart)
+		sched_setaffinity(0, sizeof(*saved), saved);
+}
+
 static void test_enable_resets(void)
 {
 	long long c, m, c2, m2;
+	cpu_set_t saved;
+	bool apart;
 	_cleanup_close_ int sfd = -1;
 	_cleanup_close_ int tfd = -1;
 	char b[256];
@@ -235,6 +265,7 @@ static void test_enable_resets(void)
 	}
 	/* Restart: enable=1 while enabled... is not what the doc promises; do 0 then 1. */
 	wr("enable", "0");
+	apart = samplers_apart(&saved);
 	wr("enable", "1");
 	c2 = rdnum("count");
 	m2 = rdnum("max");
@@ -251,6 +282,7 @@ static void test_enable_resets(void)
 	if (!ok(n2 < 0 && e2 == EAGAIN, "enable=1 empties the stream buffer (EAGAIN right after)"))
 		diag("stream read returned %zd (%s)", n2, n2 < 0 ? strerror(e2) : esc(b, (size_t)n2));
 	wr("enable", "0");
+	samplers_together(apart, &saved);
 }
 
 static void test_exclusive(const char *file)
@@ -480,26 +512,18 @@ static void test_poll(void)
 	int r0, r1;
 	uint64_t t0, waited;
 
-	cpu_set_t all, zero;
+	cpu_set_t saved;
+	bool apart;
 
-	/*
-	 * The first width starts at enable=1, at SCHED_FIFO 99: on this
-	 * program's CPU it would run before the first poll(). So the width
-	 * samples CPU 1, and this program stays on CPU 0.
-	 */
 	configure("round-robin", FAST_THRESHOLD, FAST_WIDTH, FAST_WINDOW);
-	if (cpus_online() >= 2) {
-		sched_getaffinity(0, sizeof(all), &all);
-		CPU_ZERO(&zero);
-		CPU_SET(0, &zero);
-		sched_setaffinity(0, sizeof(zero), &zero);
-		wr("cpus", "1");
-	}
+	apart = samplers_apart(&saved);
 	wr("enable", "1");
 	fd = open_file("stream", O_RDONLY | O_NONBLOCK);
 	if (fd < 0) {
 		ok(false, "stream: poll() wakes when a line arrives");
 		diag("open: %s", strerror(-fd));
+		wr("enable", "0");
+		samplers_together(apart, &saved);
 		return;
 	}
 	p = (struct pollfd){ .fd = fd, .events = POLLIN };
@@ -521,9 +545,7 @@ static void test_poll(void)
 			diag("read returned %zd (%s)", n, n < 0 ? strerror(errno) : "EOF");
 	}
 	wr("enable", "0");
-	wr("cpus", "");
-	if (cpus_online() >= 2)
-		sched_setaffinity(0, sizeof(all), &all);
+	samplers_together(apart, &saved);
 }
 
 /*
@@ -1161,7 +1183,7 @@ static void kmsg_mark(const char *marker)
  * The scheduling policy and priority of the first sampling thread found
  * (comm "hwlatd" or "hwlatd/N"): 0, or -ENOENT when none runs.
  */
-static int hwlatd_sched(int *policy, int *prio)
+static int hwlat_sched(int *policy, int *prio)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *e;
@@ -1187,7 +1209,10 @@ static int hwlatd_sched(int *policy, int *prio)
 
 /*
  * The samplers run SCHED_FIFO 99 unless loaded with priority=N (0:
- * SCHED_NORMAL), so that they reach a CPU a real-time task holds.
+ * SCHED_NORMAL), so that they reach a CPU a real-time task holds. A kernel
+ * that lets modules choose only some priorities (5.10: 1 and 50) runs them
+ * at the nearest it offers: the parameter then shows that one, and the
+ * load said why.
  */
 static void test_priority(void)
 {
@@ -1198,18 +1223,28 @@ static void test_priority(void)
 		{ "enabled=1 width=100000 window=200000", SCHED_FIFO, 99 },
 		{ "enabled=1 width=100000 window=200000 priority=0", SCHED_OTHER, 0 },
 		{ "enabled=1 width=100000 window=200000 priority=42", SCHED_FIFO, 42 },
+		{ "enabled=1 width=100000 window=200000 priority=1", SCHED_FIFO, 1 },
 	};
+	char log[4096];
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		int policy = -1, prio = -1, r;
+		int policy = -1, prio = -1, shown, r;
+		bool said;
 
+		kmsg_mark("hwlat-lab: priority\n");
 		r = load_module(cases[i].params);
+		klog_since("hwlat-lab: priority\n", log, sizeof(log));
+		shown = (int)rdnum_path(PARAMS "priority");
 		if (!r)
-			r = hwlatd_sched(&policy, &prio);
-		if (!ok(r == 0 && policy == cases[i].policy && prio == cases[i].prio,
-			"loaded with %s, the sampler runs with policy %d, priority %d",
+			r = hwlat_sched(&policy, &prio);
+		said = strstr(log, "does not export sched_setattr_nocheck()") != NULL;
+		if (!ok(r == 0 && policy == cases[i].policy && prio == shown &&
+			    (shown == cases[i].prio || (said && shown == 50)),
+			"loaded with %s, the sampler runs with policy %d at the priority the "
+			"parameter shows, %d (or 50 where the kernel offers no other, said at load)",
 			cases[i].params, cases[i].policy, cases[i].prio))
-			diag("%s; policy %d, priority %d", r ? strerror(-r) : "found", policy, prio);
+			diag("%s; policy %d, priority %d, parameter %d; kernel log \"%s\"",
+			     r ? strerror(-r) : "found", policy, prio, shown, escs(log));
 		wr("enable", "0");
 		delete_module("hwlat_detector", O_NONBLOCK);
 	}
@@ -1338,7 +1373,6 @@ static void test_mode_bounds(void)
 	expect_mode_einval_logged("stop-machine", "at most 10000 us");
 }
 
-#define PARAMS "/sys/module/hwlat_detector/parameters/"
 
 static void expect_param(const char *name, const char *want)
 {
@@ -1532,6 +1566,32 @@ static void test_isolated_stop(void)
 }
 
 /*
+ * Booted with clocksource=acpi_pm: the ACPI PM timer steps every 279 ns
+ * (3.579545 MHz), coarser than its read, so most back-to-back reads return
+ * the same value. The floor is then the timer's step, not the 0 of the
+ * median delta (2 ns, the first bucket's middle, before).
+ */
+static void test_floor_coarse(void)
+{
+	char cs[64] = "";
+	long long floor_ns;
+
+	rd_path("/sys/devices/system/clocksource/clocksource0/current_clocksource", cs,
+		sizeof(cs));
+	if (!ok(strcmp(cs, "acpi_pm\n") == 0, "the clocksource is acpi_pm (\"%s\")", escs(cs)))
+		return;
+	configure("round-robin", 1000, FAST_WIDTH, FAST_WINDOW);
+	wr("enable", "1");
+	sleep_ms(500);
+	floor_ns = rdnum("floor");
+	wr("enable", "0");
+	/* 279.4 ns falls in the 4 ns bucket [276, 280): its middle is 278. */
+	if (!ok(floor_ns >= 270 && floor_ns <= 290,
+		"acpi_pm: the floor is the timer's 279 ns step (%lld ns)", floor_ns))
+		diag("floor %lld ns", floor_ns);
+}
+
+/*
  * Loaded with enabled=1 threshold=1 width=100000 window=200000, then
  * lockdown raised to integrity: debugfs refuses the writable files, every
  * result stays readable, the parameters show the settings.
@@ -1613,6 +1673,10 @@ int main(int argc, char **argv)
 		test_isolated(argv[2]);
 		return tap_done();
 	}
+	if (argc == 2 && strcmp(argv[1], "floor-coarse") == 0) {
+		test_floor_coarse();
+		return tap_done();
+	}
 	if (argc == 2 && strcmp(argv[1], "isolated-stop") == 0) {
 		test_isolated_stop();
 		return tap_done();
@@ -1626,7 +1690,7 @@ int main(int argc, char **argv)
 		return tap_done();
 	}
 	if (argc >= 2) {
-		fprintf(stderr, "abi-test: unknown argument '%s' (use no argument, params K=V..., isolated CPULIST, isolated-stop, lockdown or no-debugfs)\n",
+		fprintf(stderr, "abi-test: unknown argument '%s' (use no argument, params K=V..., isolated CPULIST, isolated-stop, floor-coarse, lockdown or no-debugfs)\n",
 			argv[1]);
 		return 2;
 	}

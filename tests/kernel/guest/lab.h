@@ -258,6 +258,18 @@ static inline ssize_t rd_path(const char *path, char *buf, size_t len)
 	return n;
 }
 
+#define PARAMS "/sys/module/hwlat_detector/parameters/"
+
+/* A number in the file at @path, or -1. */
+static inline long long rdnum_path(const char *path)
+{
+	char buf[32];
+
+	if (rd_path(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	return atoll(buf);
+}
+
 struct sample_line {
 	uint64_t sec, nsec, inner_us, outer_us;
 };
