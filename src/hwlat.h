@@ -61,6 +61,15 @@
  */
 #define HWLAT_RELEASE_MS		10
 
+/*
+ * A CPU that has not taken a moving sampler within this long is held by a
+ * task the sampler cannot preempt (a move takes microseconds): the window
+ * is skipped. Waiting the whole window would leave the sampler queued
+ * behind that task, and on 5.10 a task queued behind a real-time loop on a
+ * nohz_full CPU stalls grace periods (docs/design.md, "Reaching a CPU").
+ */
+#define HWLAT_REACH_MS			50
+
 /* Longest number a value file accepts, without the newline. */
 #define HWLAT_MAX_NUMBER_LEN		31
 

@@ -314,19 +314,21 @@ static void hwlat_window_per_cpu(struct hwlat_thread *t, u64 missed,
 
 /*
  * Moves the thread onto t->target, runs the width there if it gets there
- * by @deadline_ns, and takes it back home. A window it could not get onto
- * a CPU in is skipped, for each CPU it could have used, unless a stop cut
- * the journey short. The hotplug lock is not held: a thread held off its
- * CPU must not hold up CPU hotplug (and every cpus_read_lock() behind a
- * waiting writer) with it; if the CPU goes away meanwhile, the scheduler
- * moves the thread elsewhere, and the check with interrupts off sees it.
+ * by @deadline_ns and within HWLAT_REACH_MS, and takes it back home. A
+ * window it could not get onto a CPU in is skipped, for each CPU it could
+ * have used, unless a stop cut the journey short. The hotplug lock is not
+ * held: a thread held off its CPU must not hold up CPU hotplug (and every
+ * cpus_read_lock() behind a waiting writer) with it; if the CPU goes away
+ * meanwhile, the scheduler moves the thread elsewhere, and the check with
+ * interrupts off sees it.
  */
 static void hwlat_width_there(struct hwlat_thread *t, u64 from_ns,
 			      u64 deadline_ns)
 {
+	u64 reach = hwlat_mono_ns() + HWLAT_REACH_MS * NSEC_PER_MSEC;
 	unsigned int cpu;
 
-	hwlat_reach_begin(t, deadline_ns);
+	hwlat_reach_begin(t, min(deadline_ns, reach));
 	set_cpus_allowed_ptr(current, t->target);
 	if (!hwlat_width_here(t, -1, true) && !hwlat_thread_should_stop(t))
 		for_each_cpu(cpu, t->target)
