@@ -11,10 +11,10 @@
  *                           a lower priority than the samplers' is
  *                           preempted and its CPU sampled
  *   sampler-test hotplug    (3 CPUs, nohz_full=2) the same loop on CPU 2 while
- *                           round-robin (CPUs 0 and 2) tries to reach it:
- *                           CPU 1 goes offline and online again meanwhile,
- *                           so no sampler holds the hotplug lock while it
- *                           waits
+ *                           round-robin (CPUs 0 and 2) visits it: CPU 1
+ *                           goes offline and online again meanwhile, so no
+ *                           sampler holds the hotplug lock for a CPU it
+ *                           cannot reach
  *   sampler-test grace      times synchronize_rcu() (membarrier
  *                           MEMBARRIER_CMD_GLOBAL) on CPU 0 idle and while
  *                           each mode samples CPU 1 with 500 ms widths: no
@@ -241,10 +241,12 @@ static int cpu_cycle(int cpu, uint64_t *ns)
 
 /*
  * Round-robin over CPUs 0 and 2 while a FIFO 99 loop holds CPU 2: every
- * other window the sampler, sent to CPU 2, waits there until its deadline.
- * CPU 1 goes offline and online in those waits, which takes the hotplug
- * lock for writing; a sampler that held it for reading while it waited
- * would block that, and with it every cpus_read_lock() of the machine.
+ * other window the sampler, sent to CPU 2, cannot get there and gives up
+ * (after 50 ms). CPU 1 goes offline and online in those windows, which
+ * takes the hotplug lock for writing: a sampler that held it for reading
+ * from its move to the end of its width (the module before) never let go,
+ * and blocked that and every cpus_read_lock() of the machine until the
+ * loop ended.
  */
 static void test_hotplug(void)
 {
@@ -282,7 +284,7 @@ static void test_hotplug(void)
 	 * takes what it takes with the detector off (a few hundred ms here).
 	 */
 	if (!ok(r == 0 && hog_running(pid) && took < 2000000000ull,
-		"round-robin, FIFO 99 loop on CPU 2: CPU 1 goes offline and online 3 times while the sampler waits for CPU 2, each within 2 s (slowest %" PRIu64 " ms)",
+		"round-robin, FIFO 99 loop on CPU 2: CPU 1 goes offline and online 3 times while the sampler visits CPU 2, each within 2 s (slowest %" PRIu64 " ms)",
 		took / 1000000))
 		diag("cycle: %s; loop still running: %d", strerror(-r), hog_running(pid));
 	wr("enable", "0");
