@@ -136,6 +136,14 @@ static bool read_cpuinfo(const char *root, char *model, size_t model_size, char 
 	return true;
 }
 
+const char *hypervisor_of(int r, const char id[HYPERVISOR_ID_LEN], char *buf, size_t size)
+{
+	if (r > 0)
+		return hypervisor_name(id, buf, size);
+	snprintf(buf, size, "%s", r == 0 ? HWLAT_HYPERVISOR_NONE : "unknown");
+	return buf;
+}
+
 void platform_read(const char *root, platform *ret)
 {
 	char id[HYPERVISOR_ID_LEN], available[1024], flags[8192] = "";
@@ -152,11 +160,7 @@ void platform_read(const char *root, platform *ret)
 		snprintf(ret->cpu_model, sizeof(ret->cpu_model), "unknown");
 
 	r = cpuid_hypervisor_id(id);
-	if (r > 0)
-		hypervisor_name(id, ret->hypervisor, sizeof(ret->hypervisor));
-	else
-		snprintf(ret->hypervisor, sizeof(ret->hypervisor), "%s",
-			 r == 0 ? HWLAT_HYPERVISOR_NONE : "unknown");
+	hypervisor_of(r, id, ret->hypervisor, sizeof(ret->hypervisor));
 
 	if (!read_line(root, CLOCKSOURCE_DIR "/current_clocksource", ret->clocksource,
 		       sizeof(ret->clocksource)) ||

@@ -41,6 +41,13 @@ const char *hypervisor_name(const char id[HYPERVISOR_ID_LEN], char *buf, size_t 
 int cpuid_hypervisor_id(char id[HYPERVISOR_ID_LEN]);
 
 /*
+ * The summary's hypervisor from what cpuid_hypervisor_id() returned (r)
+ * and read (id): the id's name when r > 0, "none" when r is 0 (bare
+ * metal), "unknown" when there is no CPUID. Returns buf.
+ */
+const char *hypervisor_of(int r, const char id[HYPERVISOR_ID_LEN], char *buf, size_t size);
+
+/*
  * "yes" when "tsc" is a word of available_clocksource and cpuinfo_flags has
  * the words constant_tsc and nonstop_tsc, "no" otherwise, "unknown" when
  * either is NULL (its file could not be read).

@@ -6,7 +6,8 @@
  * a root that tests can fake; the hypervisor ID is all 12 bytes of CPUID
  * leaf 0x40000000 (EBX, ECX, EDX), the last four included; the platform's
  * hypervisor is its name, "none" without the CPUID hypervisor bit,
- * "unknown" without CPUID.
+ * "unknown" without CPUID, for each answer CPUID could give (this host
+ * gives one).
  */
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -183,6 +184,27 @@ static void test_platform_hypervisor(void)
 	   p.hypervisor, r > 0 ? "a hypervisor" : r == 0 ? "no hypervisor" : "no CPUID");
 }
 
+/*
+ * What the summary says for each answer of CPUID, which this host cannot
+ * be made to give: the name of a hypervisor, "none" on bare metal,
+ * "unknown" without CPUID.
+ */
+static void test_hypervisor_of(void)
+{
+	static const char kvm[HYPERVISOR_ID_LEN] = "KVMKVMKVM\0\0";
+	static const struct {
+		int r;
+		const char *want;
+	} cases[] = { { 1, "kvm" }, { 0, "none" }, { -EOPNOTSUPP, "unknown" } };
+	char buf[HYPERVISOR_ID_LEN + 8];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		hypervisor_of(cases[i].r, kvm, buf, sizeof(buf));
+		ok(strcmp(buf, cases[i].want) == 0, "CPUID result %d: hypervisor '%s' (got '%s')",
+		   cases[i].r, cases[i].want, buf);
+	}
+}
+
 static void test_hypervisor_id(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -223,6 +245,7 @@ int main(void)
 	test_tsc_stable();
 	test_platform_read();
 	test_platform_hypervisor();
+	test_hypervisor_of();
 	test_hypervisor_id();
 	return tap_finish();
 }

@@ -18,7 +18,8 @@ that:
 - the platform facts come from the (fake) sysfs/proc root: clocksource,
   TSC stability, CPU model; the hypervisor from the real CPUID agrees with
   the kernel's hypervisor flag; HWLAT_CPUS_EXCLUDED follows the module's
-  `cpus_excluded` only when the scan names no CPUs;
+  `cpus_excluded` only when the scan names no CPUs, and the printed
+  platform line names them, one CPU too, and none when the list is empty;
 - end to end, hwlat-report reads such a journal and says "unavailable"
   with the reason in text, JSON and SVG, never "0 SMIs".
 
@@ -257,6 +258,17 @@ def test_platform(tmp):
     ok(fields(sm, *want) == want, "unreadable root: unknown, identity unavailable; "
        "empty cpus_excluded: empty field",
        fields(sm, *want))
+    ok("left out of the default set" not in r.stdout,
+       "empty cpus_excluded: the platform line names no CPUs left out", r.stdout)
+
+    # One CPU left out: a list of one character is a list all the same.
+    sub = os.path.join(tmp, "one-excluded")
+    os.mkdir(sub)
+    r, _, sm, _ = scan(sub, [new_line(1, 0, 30000, 0, 0)], cpus_excluded="3\n")
+    ok(sm.get("HWLAT_CPUS_EXCLUDED") == "3" and
+       ", CPUs left out of the default set 3\n" in r.stdout,
+       "cpus_excluded '3': recorded and printed on the platform line",
+       (fields(sm, "HWLAT_CPUS_EXCLUDED"), r.stdout))
 
     sub = os.path.join(tmp, "d")
     os.mkdir(sub)
