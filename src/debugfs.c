@@ -192,7 +192,7 @@ static ssize_t hwlat_cpus_read(struct file *file, char __user *ubuf,
 	return ret;
 }
 
-/* A cpulist, or nothing (just a newline) for all online CPUs. */
+/* A cpulist, or nothing (just a newline) for the default list: the housekeeping CPUs. */
 static ssize_t hwlat_cpus_write(struct file *file, const char __user *ubuf,
 				size_t cnt, loff_t *ppos)
 {

@@ -527,7 +527,7 @@ out:
 	return ret;
 }
 
-/* An empty @mask selects all online CPUs. */
+/* An empty @mask selects the default list: the CPUs not in nohz_full= or isolcpus=. */
 int hwlat_set_cpus(const struct cpumask *mask)
 {
 	int ret = 0;
