@@ -291,61 +291,41 @@ static const struct file_operations hwlat_excluded_fops = {
 };
 
 /*
- * "<cpu> <ns>\n" per CPU that completed a width since enable=1. A seq_file,
- * so that one open reads one snapshot even through a small buffer.
+ * The per-CPU totals: "<cpu> <value>\n" for each CPU whose value is not 0,
+ * ascending. `sampled`: the ns of its kept widths (a kept width lasts at
+ * least 1 us, so 0 is no width); `skipped`: the windows the samplers could
+ * not get onto it in (sampler.c, hwlat_skip()). Both since enable=1. A
+ * seq_file, so that one open reads one snapshot even through a small buffer.
  */
-static int hwlat_sampled_show(struct seq_file *m, void *v)
-{
-	unsigned int cpu;
-	u64 ns;
-
-	for_each_possible_cpu(cpu) {
-		ns = hwlat_get_sampled_ns(cpu);
-		/* A kept width lasts at least 1 us: 0 is no width. */
-		if (ns)
-			seq_printf(m, "%u %llu\n", cpu, ns);
-	}
-	return 0;
-}
-
-static int hwlat_sampled_open(struct inode *inode, struct file *file)
-{
-	return single_open(file, hwlat_sampled_show, NULL);
-}
-
-static const struct file_operations hwlat_sampled_fops = {
-	.owner = THIS_MODULE,
-	.open = hwlat_sampled_open,
-	.read = seq_read,
-	.llseek = seq_lseek,
-	.release = single_release,
+struct hwlat_per_cpu_file {
+	u64 (*get)(unsigned int cpu);
 };
 
-/*
- * "<cpu> <windows>\n" per CPU the samplers could not get onto for at least
- * one window since enable=1 (sampler.c, hwlat_skip()).
- */
-static int hwlat_skipped_show(struct seq_file *m, void *v)
+static struct hwlat_per_cpu_file hwlat_sampled_file = { hwlat_get_sampled_ns };
+static struct hwlat_per_cpu_file hwlat_skipped_file = { hwlat_get_skipped };
+
+static int hwlat_per_cpu_show(struct seq_file *m, void *v)
 {
+	const struct hwlat_per_cpu_file *f = m->private;
 	unsigned int cpu;
-	u64 n;
+	u64 val;
 
 	for_each_possible_cpu(cpu) {
-		n = hwlat_get_skipped(cpu);
-		if (n)
-			seq_printf(m, "%u %llu\n", cpu, n);
+		val = f->get(cpu);
+		if (val)
+			seq_printf(m, "%u %llu\n", cpu, val);
 	}
 	return 0;
 }
 
-static int hwlat_skipped_open(struct inode *inode, struct file *file)
+static int hwlat_per_cpu_open(struct inode *inode, struct file *file)
 {
-	return single_open(file, hwlat_skipped_show, NULL);
+	return single_open(file, hwlat_per_cpu_show, inode->i_private);
 }
 
-static const struct file_operations hwlat_skipped_fops = {
+static const struct file_operations hwlat_per_cpu_fops = {
 	.owner = THIS_MODULE,
-	.open = hwlat_skipped_open,
+	.open = hwlat_per_cpu_open,
 	.read = seq_read,
 	.llseek = seq_lseek,
 	.release = single_release,
@@ -435,6 +415,7 @@ struct hwlat_file {
 	umode_t mode;
 	const struct file_operations *fops;
 	enum hwlat_value value;
+	struct hwlat_per_cpu_file *per_cpu;	/* the per-CPU totals files */
 };
 
 static const struct hwlat_file hwlat_files[] = {
@@ -453,8 +434,8 @@ static const struct hwlat_file hwlat_files[] = {
 	{ "clock", 0400, &hwlat_clock_fops },
 	{ "smi", 0400, &hwlat_smi_fops },
 	{ "cpus_excluded", 0400, &hwlat_excluded_fops },
-	{ "sampled", 0400, &hwlat_sampled_fops },
-	{ "skipped", 0400, &hwlat_skipped_fops },
+	{ "sampled", 0400, &hwlat_per_cpu_fops, .per_cpu = &hwlat_sampled_file },
+	{ "skipped", 0400, &hwlat_per_cpu_fops, .per_cpu = &hwlat_skipped_file },
 };
 
 int hwlat_debugfs_init(void)
@@ -473,7 +454,9 @@ int hwlat_debugfs_init(void)
 		const struct hwlat_file *f = &hwlat_files[i];
 
 		d = debugfs_create_file(f->name, f->mode, hwlat_dir,
-					(void *)(uintptr_t)f->value, f->fops);
+					f->per_cpu ? (void *)f->per_cpu :
+						     (void *)(uintptr_t)f->value,
+					f->fops);
 		if (IS_ERR(d)) {
 			pr_err("cannot create debugfs file %s: %ld\n",
 			       f->name, PTR_ERR(d));
