@@ -161,6 +161,7 @@ import json, re, sys
 path, scan = sys.argv[1], sys.argv[2]
 want = dict(a.split("=", 1) for a in sys.argv[3:])
 SAMPLE, SUMMARY = "18debb1199484fcc965913f03f96d36e", "4ffb84af0b5d43dab64f8c6cd40251d6"
+SKIP = "ab639cbb95654a4d8de1256da3c0ca68"
 num = ["HWLAT_SEQ", "HWLAT_CPU", "HWLAT_INNER_NS", "HWLAT_OUTER_NS", "HWLAT_LATENCY_NS",
        "HWLAT_COUNT", "HWLAT_NMI_COUNT", "HWLAT_NMI_NS",
        "HWLAT_TIMESTAMP_NS", "HWLAT_THRESHOLD_NS"]
@@ -170,14 +171,19 @@ snum = ["HWLAT_THRESHOLD_NS", "HWLAT_WIDTH_NS", "HWLAT_WINDOW_NS", "HWLAT_HARDLI
         "HWLAT_START_NS", "HWLAT_DURATION_NS", "HWLAT_SAMPLES", "HWLAT_MAX_NS",
         "HWLAT_DROPPED", "HWLAT_NMI_TOTAL", "HWLAT_FLOOR_NS"]
 stext = ["HWLAT_STATUS", "HWLAT_MODE", "HWLAT_CPUS", "HWLAT_KERNEL", "HWLAT_CPU_MODEL", "HWLAT_CLOCK",
-         "HWLAT_SMI_METHOD", "HWLAT_HYPERVISOR", "HWLAT_CLOCKSOURCE", "HWLAT_TSC_STABLE"]
+         "HWLAT_SMI_METHOD", "HWLAT_HYPERVISOR", "HWLAT_CLOCKSOURCE", "HWLAT_TSC_STABLE",
+         "HWLAT_SMI_SCOPE", "HWLAT_SKIPPED_CPU_WINDOWS"]
+# Whose SMIs: the kernel's own view of the CPU, as hwlat-scan reads it.
+guest = any(l.startswith("flags") and " hypervisor" in l for l in open("/proc/cpuinfo"))
 if not re.fullmatch(r"[0-9a-f]{32}", scan):
     sys.exit("no scan id (HWLAT_SCAN_ID / InvocationID): %r" % scan)
 entries = [json.loads(l) for l in open(path) if l.strip()]
-samples, summaries, bad = [], [], []
+samples, summaries, skips, bad = [], [], [], []
 for e in entries:
     mid = e.get("MESSAGE_ID")
-    if mid == SAMPLE:
+    if mid == SKIP:
+        skips.append(e)
+    elif mid == SAMPLE:
         samples.append(e)
         for f in num:
             if not re.fullmatch(r"[0-9]+", str(e.get(f, ""))):
@@ -190,9 +196,12 @@ for e in entries:
             bad.append("sample %s: latency != max(inner, outer)" % e.get("HWLAT_SEQ"))
     elif mid == SUMMARY:
         summaries.append(e)
-        for f in snum:
+        for f in snum + ["HWLAT_SKIPPED_WINDOWS"]:
             if not re.fullmatch(r"[0-9]+", str(e.get(f, ""))):
                 bad.append("summary: %s=%r" % (f, e.get(f)))
+        if e.get("HWLAT_SMI_SCOPE") != ("guest" if guest else "host"):
+            bad.append("summary: HWLAT_SMI_SCOPE=%r, the kernel's flags say %s"
+                       % (e.get("HWLAT_SMI_SCOPE"), "hypervisor" if guest else "none"))
         smi = str(e.get("HWLAT_SMI_TOTAL", ""))
         if not re.fullmatch(r"[0-9]+", smi) and not (
                 smi == "unavailable" and e.get("HWLAT_SMI_UNAVAILABLE")):
@@ -219,7 +228,9 @@ if lat and str(max(lat)) != s.get("HWLAT_MAX_NS"):
     bad.append("summary HWLAT_MAX_NS=%s, largest sample %d" % (s.get("HWLAT_MAX_NS"), max(lat)))
 # Sequence numbers: 1, 2, 3... per enable; a lost window leaves a gap and
 # counts in HWLAT_DROPPED, so every gap must be explained by it.
-seqs = [int(e["HWLAT_SEQ"]) for e in samples if e.get("HWLAT_SEQ", "").isdigit()]
+# A skip record takes a number too, in its own entry.
+seqs = [int(e["HWLAT_SEQ"]) for e in entries if e.get("MESSAGE_ID") in (SAMPLE, SKIP)
+        and e.get("HWLAT_SEQ", "").isdigit()]
 back = [(a, b) for a, b in zip(seqs, seqs[1:]) if b <= a]
 if back:
     bad.append("sequence numbers do not rise strictly: %s" % ", ".join("%d then %d" % p for p in back[:5]))
@@ -242,10 +253,12 @@ print("summary: status %s, samples %s, seq %s..%s, %d missing, dropped %s, max %
       % (s.get("HWLAT_STATUS"), s.get("HWLAT_SAMPLES"), seqs[0] if seqs else "-", seqs[-1] if seqs else "-",
          len(missing), s.get("HWLAT_DROPPED"), s.get("HWLAT_MAX_NS"), dur / 1e9, s.get("HWLAT_FLOOR_NS"),
          s.get("HWLAT_CLOCK")))
-print("summary: SMIs %s (%s%s), hypervisor %s, clocksource %s, TSC stable %s"
+print("summary: SMIs %s (%s%s, scope %s), hypervisor %s, clocksource %s, TSC stable %s, "
+      "%s windows skipped, %d skip entries"
       % (s.get("HWLAT_SMI_TOTAL"), s.get("HWLAT_SMI_METHOD"),
          ", " + s["HWLAT_SMI_UNAVAILABLE"] if s.get("HWLAT_SMI_UNAVAILABLE") else "",
-         s.get("HWLAT_HYPERVISOR"), s.get("HWLAT_CLOCKSOURCE"), s.get("HWLAT_TSC_STABLE")))
+         s.get("HWLAT_SMI_SCOPE"), s.get("HWLAT_HYPERVISOR"), s.get("HWLAT_CLOCKSOURCE"),
+         s.get("HWLAT_TSC_STABLE"), s.get("HWLAT_SKIPPED_WINDOWS"), len(skips)))
 if bad:
     print("\n".join(bad[:20]))
     sys.exit(1)
@@ -401,6 +414,16 @@ if hwlat-report --histogram >"$res/report-histogram.txt" 2>"$res/report-histogra
 else
 	not_ok "hwlat-report --histogram shows the scan"
 	cat "$res/report-histogram.txt" "$res/report-histogram.err" | tail -n 20 | sed 's/^/#   /'
+fi
+# Under a hypervisor (TCG sets the CPUID bit) the SMI counts are the guest's:
+# the report says the host's are not in them.
+if grep -qw hypervisor /proc/cpuinfo; then
+	if grep -q "note: *SMIs counted in this guest only" "$res/report-histogram.txt"; then
+		ok "the report notes that the SMIs are the guest's (kernel flag hypervisor)"
+	else
+		not_ok "the report notes that the SMIs are the guest's (kernel flag hypervisor)"
+		grep -n "SMI" "$res/report-histogram.txt" | head -n 10 | sed 's/^/#   /'
+	fi
 fi
 report_json() {
 	hwlat-report --json >"$res/report.json" &&
@@ -734,6 +757,8 @@ path, scan = sys.argv[1], sys.argv[2]
 SAMPLE, SUMMARY = "18debb1199484fcc965913f03f96d36e", "4ffb84af0b5d43dab64f8c6cd40251d6"
 entries = [json.loads(l) for l in open(path) if l.strip()]
 samples = [e for e in entries if e.get("MESSAGE_ID") == SAMPLE]
+# A skip record (its own MESSAGE_ID) takes a sequence number too.
+numbered = [e for e in entries if e.get("MESSAGE_ID") in (SAMPLE, "ab639cbb95654a4d8de1256da3c0ca68")]
 sm = [e for e in entries if e.get("MESSAGE_ID") == SUMMARY]
 if len(sm) != 1:
     sys.exit("expected 1 summary for scan %s, found %d" % (scan, len(sm)))
@@ -753,7 +778,7 @@ if len(samples) < 5 or str(len(samples)) != s.get("HWLAT_SAMPLES"):
                % (len(samples), s.get("HWLAT_SAMPLES")))
 if any(e.get("HWLAT_THRESHOLD_NS") != "1000" for e in samples):
     bad.append("samples with a threshold other than 1000 ns")
-seqs = [int(e["HWLAT_SEQ"]) for e in samples]
+seqs = [int(e["HWLAT_SEQ"]) for e in numbered]
 if any(b <= a for a, b in zip(seqs, seqs[1:])):
     bad.append("sequence numbers do not rise: %s" % seqs[:20])
 elif seqs and seqs[-1] - seqs[0] + 1 - len(seqs) > int(s.get("HWLAT_DROPPED", "0")):
