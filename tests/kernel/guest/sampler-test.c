@@ -176,6 +176,17 @@ static void held_case(const char *mode, const char *cpus, int prio, bool reached
 	hog_end(pid);
 	read_per_cpu("sampled", &sampled);
 	read_per_cpu("skipped", &skipped);
+	/*
+	 * stop-machine's stoppers preempt any loop, but its thread, which
+	 * calls stop_machine(), can itself be kept waiting behind the loop:
+	 * a window it then misses is skipped, and rightly counted.
+	 */
+	if (reached && strcmp(mode, "stop-machine") == 0) {
+		if (!ok(sampled.v[1] > 0, "%s: a FIFO %d loop does not keep CPU 1 from being sampled",
+			mode, prio))
+			diag("sampled \"%s\", skipped \"%s\"", escs(sampled.raw), escs(skipped.raw));
+		return;
+	}
 	if (reached) {
 		if (!ok(sampled.v[1] > 0 && skipped.v[1] == 0,
 			"%s: the samplers preempt a FIFO %d loop: CPU 1 sampled, nothing skipped",
