@@ -315,7 +315,11 @@ static int cmp_u64(const void *a, const void *b)
 #define GRACE_CALLS 40
 
 /* @n membarrier(GLOBAL) calls: their median and largest time, ns. */
-static int grace_times(uint64_t *median, uint64_t *max)
+/*
+ * GRACE_CALLS membarrier(GLOBAL) calls, 37 ms apart: their median and
+ * largest time, ns, and how many took @long_ns or more.
+ */
+static int grace_times(uint64_t long_ns, uint64_t *median, uint64_t *max, int *n_long)
 {
 	uint64_t t[GRACE_CALLS];
 
@@ -330,6 +334,9 @@ static int grace_times(uint64_t *median, uint64_t *max)
 	qsort(t, GRACE_CALLS, sizeof(t[0]), cmp_u64);
 	*median = t[GRACE_CALLS / 2];
 	*max = t[GRACE_CALLS - 1];
+	*n_long = 0;
+	for (int i = 0; i < GRACE_CALLS; i++)
+		*n_long += t[i] >= long_ns;
 	return 0;
 }
 
@@ -347,7 +354,7 @@ static void grace_case(const char *mode, const char *cpus, long long width, long
 {
 	bool idle = !mode || strcmp(mode, "idle-pinned") == 0;
 	uint64_t median = 0, max = 0;
-	int r;
+	int r, n_long = 0;
 
 	if (!idle) {
 		configure(mode, 10, width, window);
@@ -355,7 +362,12 @@ static void grace_case(const char *mode, const char *cpus, long long width, long
 		wr("enable", "1");
 		sleep_ms(300);
 	}
-	r = grace_times(&median, &max);
+	/*
+	 * A call that waits for a width waits for most of it: the first call
+	 * after a width began starts within one call and sleep of its start.
+	 * Four fifths of a width leaves room for a host that is not quiet.
+	 */
+	r = grace_times((uint64_t)width * 800ull, &median, &max, &n_long);
 	if (!idle)
 		wr("enable", "0");
 	diag("grace %s%s %s median %" PRIu64 " max %" PRIu64, mode ? mode : "idle",
@@ -366,15 +378,18 @@ static void grace_case(const char *mode, const char *cpus, long long width, long
 		return;
 	}
 	/*
-	 * A call that waits for a width waits for most of it: the first call
-	 * after a width began starts within one call and sleep of its start.
-	 * Four fifths of a width leaves room for a host that is not quiet.
+	 * The module before made a grace period wait for every width of CPU
+	 * 1: the 40 calls span two or more widths, so two or more calls
+	 * waited. One such call is what a host that is not quiet, or RCU's
+	 * own work landing on CPU 1, can still do (seen once on 7.2 beside
+	 * another guest).
 	 */
 	if (check)
-		ok(r == 0 && max * 5 < (uint64_t)width * 4000ull,
-		   "%s on CPU %s, %lld us widths: no grace period waits for a width (slowest %" PRIu64
-		   " ms of %d, median %" PRIu64 " ms)",
-		   mode, cpus, width, max / 1000000, GRACE_CALLS, median / 1000000);
+		ok(r == 0 && n_long <= 1,
+		   "%s on CPU %s, %lld us widths: grace periods do not wait for the widths "
+		   "(%d of %d calls took 4/5 of a width; slowest %" PRIu64 " ms, median %" PRIu64
+		   " ms)",
+		   mode, cpus, width, n_long, GRACE_CALLS, max / 1000000, median / 1000000);
 }
 
 /*
