@@ -83,6 +83,24 @@ static int run_modprobe(const char *opt1, const char *opt2)
 	return -EIO;
 }
 
+/*
+ * What Secure Boot needs depends on the DKMS that built the module: from
+ * version 3 it signs with its own key, whose certificate the user must
+ * enrol; older ones (Debian bullseye's 2.8) leave the module unsigned and
+ * make no key, so pointing at an enrolment would send the user looking for
+ * a file that does not exist.
+ */
+static const char *signing_hint(void)
+{
+	const char *mok = env_or("HWLAT_DKMS_MOK", "/var/lib/dkms/mok.pub");
+
+	if (access(mok, F_OK) == 0)
+		return "Secure Boot: the DKMS signing key must be enrolled with "
+		       "mokutil --import /var/lib/dkms/mok.pub";
+	return "Secure Boot: this DKMS does not sign modules (no /var/lib/dkms/mok.pub); "
+	       "sign hwlat_detector.ko with a key enrolled with mokutil";
+}
+
 int module_load(bool *ret_loaded)
 {
 	struct utsname u;
@@ -108,9 +126,8 @@ int module_load(bool *ret_loaded)
 	if (r < 0)
 		return r;
 	if (r != 0) {
-		log_msg("modprobe %s failed (status %d) on kernel %s; see 'dmesg' "
-			"(Secure Boot: the DKMS signing key must be enrolled with mokutil)",
-			MODULE_NAME, r, u.release);
+		log_msg("modprobe %s failed (status %d) on kernel %s; see 'dmesg' (%s)",
+			MODULE_NAME, r, u.release, signing_hint());
 		return -EIO;
 	}
 	*ret_loaded = true;

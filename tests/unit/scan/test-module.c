@@ -3,7 +3,8 @@
  * Loading and reading the module (service/module.c), TAP output. Proves
  * that loaded means /sys/module/hwlat_detector exists; a loaded module is
  * neither loaded again nor marked as loaded by the scan; a failed
- * "modprobe --remove" is -EIO with its status on stderr; module parameters
+ * "modprobe --remove" is -EIO with its status on stderr; a refused load
+ * gives the Secure Boot hint that fits the DKMS that built it; module parameters
  * without a mode file are an error naming the file.
  */
 #include <errno.h>
@@ -56,6 +57,57 @@ static void test_module(void)
 	unsetenv("HWLAT_MODPROBE");
 }
 
+static void load_module(void *arg)
+{
+	bool loaded;
+
+	*(int *)arg = module_load(&loaded);
+}
+
+/*
+ * A module that is installed but refused (lockdown): the hint matches what
+ * the DKMS that built it did. With its certificate present, enrol that;
+ * without one (DKMS before version 3 signs nothing), there is no key to
+ * enrol and the message must not send the user looking for one.
+ */
+static void test_load_refused(void)
+{
+	static const char head[] = "hwlat-scan: modprobe hwlat_detector failed (status 1) on kernel ";
+	static const char enrol[] = "; see 'dmesg' (Secure Boot: the DKMS signing key must be "
+				    "enrolled with mokutil --import /var/lib/dkms/mok.pub)\n";
+	static const char unsigned_[] = "; see 'dmesg' (Secure Boot: this DKMS does not sign "
+					"modules (no /var/lib/dkms/mok.pub); sign hwlat_detector.ko "
+					"with a key enrolled with mokutil)\n";
+	const char *err;
+	int r;
+
+	setenv("HWLAT_SYS_MODULE", at("refused-sys-module"), 1);
+	put("modprobe-refuses", "#!/bin/sh\n[ \"$1\" = --dry-run ] && exit 0\nexit 1\n");
+	if (chmod(at("modprobe-refuses"), 0755) < 0)
+		bail("chmod");
+	setenv("HWLAT_MODPROBE", at("modprobe-refuses"), 1);
+
+	put("dkms/mok.pub", "certificate\n");
+	setenv("HWLAT_DKMS_MOK", at("dkms/mok.pub"), 1);
+	err = stderr_of(load_module, &r);
+	ok(r == -EIO && strncmp(err, head, strlen(head)) == 0 &&
+	   strlen(err) > strlen(enrol) && strcmp(err + strlen(err) - strlen(enrol), enrol) == 0,
+	   "refused with the DKMS certificate present: -EIO (r=%d), enrol it with mokutil", r);
+	printf("#   got: %s", err);
+
+	setenv("HWLAT_DKMS_MOK", at("dkms/no-mok.pub"), 1);
+	err = stderr_of(load_module, &r);
+	ok(r == -EIO && strncmp(err, head, strlen(head)) == 0 &&
+	   strlen(err) > strlen(unsigned_) &&
+	   strcmp(err + strlen(err) - strlen(unsigned_), unsigned_) == 0,
+	   "refused with no DKMS certificate: -EIO (r=%d), the module must be signed by the user", r);
+	printf("#   got: %s", err);
+
+	unsetenv("HWLAT_DKMS_MOK");
+	unsetenv("HWLAT_SYS_MODULE");
+	unsetenv("HWLAT_MODPROBE");
+}
+
 struct params_read {
 	int r;
 	module_params p;
@@ -96,6 +148,7 @@ int main(void)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	scratch_init();
 	test_module();
+	test_load_refused();
 	test_params_no_mode();
 	scratch_done();
 	return tap_finish();
