@@ -205,6 +205,34 @@ static void counts_of(const struct stats *st, struct coverage *c)
 	c->smi_known = st->smi_unknown_windows == 0;
 	c->nmi_windows = st->nmi_windows;
 	c->unexplained = st->unexplained_windows;
+	c->over_threshold = st->over_threshold;
+	c->smis = st->smi_total;
+	c->nmis = st->nmi_total;
+}
+
+/* A scan's threshold: its summary's, else its samples' (0: none known). */
+static uint64_t scan_threshold(const struct scan_record *s)
+{
+	return s->has_summary ? s->threshold_ns : s->sample_threshold_ns;
+}
+
+/* Adds a scan's threshold to the figure's range, or why it has none. */
+static void add_threshold(const struct scan_record *s, struct coverage *c)
+{
+	uint64_t t = scan_threshold(s);
+
+	if (!c->threshold_known)
+		return;
+	if (t == 0) {
+		c->threshold_known = false;
+		snprintf(c->threshold_why, sizeof(c->threshold_why),
+			 "scan %s: its threshold is not known", s->id);
+		return;
+	}
+	if (c->threshold_min_ns == 0 || t < c->threshold_min_ns)
+		c->threshold_min_ns = t;
+	if (t > c->threshold_max_ns)
+		c->threshold_max_ns = t;
 }
 
 void coverage_compute(const struct report_data *d, const struct group *g, int cpu,
@@ -213,13 +241,14 @@ void coverage_compute(const struct report_data *d, const struct group *g, int cp
 	struct coverage *c = ret;
 
 	memset(c, 0, sizeof(*c));
-	c->known = true;
+	c->known = c->threshold_known = true;
 	for (size_t i = 0; i < d->n_scans; i++) {
 		const struct scan_record *s = &d->scans[i];
 		uint64_t ns;
 
 		if (!s->chosen || (g && !collect_group_has_scan(d, g, s)))
 			continue;
+		add_threshold(s, c);
 		if (!c->known)
 			continue;
 		if (scan_sampled(s, d->o, cpu, &ns, c->why, sizeof(c->why)))
@@ -250,11 +279,16 @@ int coverage_scan(const struct report_data *d, const struct scan_record *s, stru
 	c->known = scan_sampled(s, d->o, -1, &c->ns, c->why, sizeof(c->why));
 	if (!c->known)
 		c->ns = 0;
+	c->threshold_known = true;
+	add_threshold(s, c);
 	c->samples = s->matched;
 	c->smi_windows = s->smi_windows;
 	c->smi_known = !s->smi_windows_unknown;
 	c->nmi_windows = s->nmi_windows;
 	c->unexplained = s->unexplained;
+	c->over_threshold = s->over_threshold;
+	c->smis = s->smis;
+	c->nmis = s->nmis;
 	return find_period(d, NULL, s, c);
 }
 

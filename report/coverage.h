@@ -60,6 +60,13 @@ struct coverage {
 	char why[200];         /* !known: why (the first scan without) */
 	uint64_t samples, smi_windows, nmi_windows, unexplained;
 	bool smi_known;        /* every window could count SMIs */
+	/* For the rates: windows above their scan's threshold, SMIs (of the
+	 * windows' counts), NMIs; the thresholds of the scans (known when
+	 * each scan has one, from its summary or its samples). */
+	uint64_t over_threshold, smis, nmis;
+	bool threshold_known;
+	uint64_t threshold_min_ns, threshold_max_ns;
+	char threshold_why[160];
 	/* The dominant period: computed only for the events of one machine,
 	 * when the times were kept (COVERAGE_MAX_TIMES); else why not. */
 	bool period_computed;

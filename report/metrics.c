@@ -41,12 +41,13 @@ int metrics_write(const struct report_data *d, FILE *f)
 	};
 	struct attribution a;
 	struct gate_facts g;
-	char why[160], smi_why[320];
+	struct gates_why gwhy;
+	char why[160];
 	uint64_t cpu_ns[HWLAT_MAX_CPUS];
 	struct coverage c;
 
 	attribution_compute(d, &a);
-	gates_facts(d, &g, why, sizeof(why), smi_why, sizeof(smi_why));
+	gates_facts(d, &g, &gwhy);
 	x.scans = a.scans;
 	x.smi_known = attribution_smi_known(&a);
 	x.smi_total = a.smi_total;
