@@ -16,8 +16,9 @@
 static const struct {
 	const char *key, *none, *one, *many;
 } events[] = {
-	[RATE_GAPS_ABOVE] = { "gaps_above", "no gap above %s", "1 window with a gap above %s",
-			      "%s windows with a gap above %s" },
+	/* A window is above a size when its largest gap is: it counts once. */
+	[RATE_GAPS_ABOVE] = { "gaps_above", "no gap above %s", "1 window above %s",
+			      "%s windows above %s" },
 	[RATE_SMIS] = { "smis", "no SMI", "1 SMI", "%s SMIs" },
 	[RATE_NMIS] = { "nmis", "no NMI", "1 NMI", "%s NMIs" },
 	[RATE_UNEXPLAINED] = { "unexplained_windows", "no unexplained window",
@@ -142,7 +143,7 @@ char *rate_sentence(const struct rate_figure *f, char *buf, size_t size)
 		else
 			snprintf(what, sizeof(what), "%s", f->event == RATE_SMIS ? "SMIs" :
 				 f->event == RATE_NMIS ? "NMIs" : "unexplained windows");
-		snprintf(buf, size, "%s: unknown (%s)", what, f->why ? f->why : "not counted");
+		snprintf(buf, size, "%s: unknown (%s)", what, f->why[0] ? f->why : "not counted");
 		return buf;
 	}
 	rate_events_text(f->event, above, r->events, what, sizeof(what));
@@ -151,9 +152,9 @@ char *rate_sentence(const struct rate_figure *f, char *buf, size_t size)
 		snprintf(buf, size, "%s in %s sampled: fewer than %s per hour, %s", what, when,
 			 format_rate(r->upper_per_hour, ROUND_UP, a, sizeof(a)), RATE_CONFIDENCE_TEXT);
 	else
-		snprintf(buf, size, "%s in %s sampled: %s per hour, %s interval %s to %s", what, when,
-			 format_rate(r->per_hour, ROUND_NEAREST, a, sizeof(a)), RATE_CONFIDENCE_TEXT,
+		snprintf(buf, size, "%s in %s sampled: %s per hour (%s to %s, %s)", what, when,
+			 format_rate(r->per_hour, ROUND_NEAREST, a, sizeof(a)),
 			 format_rate(r->low_per_hour, ROUND_DOWN, b, sizeof(b)),
-			 format_rate(r->high_per_hour, ROUND_UP, c, sizeof(c)));
+			 format_rate(r->high_per_hour, ROUND_UP, c, sizeof(c)), RATE_CONFIDENCE_TEXT);
 	return buf;
 }

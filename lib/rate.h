@@ -9,7 +9,7 @@
  * - the interval, two-sided (Garwood: each end at 97.5 %), where the rate
  *   lies;
  * - the upper bound, one-sided, what the rate is below: said alone when
- *   nothing was seen ("fewer than 0.966 per hour, 95 %", where the
+ *   nothing was seen ("fewer than 0.967 per hour, 95 %", where the
  *   interval's lower end is 0 anyway), and the bound a rate gate decides
  *   on, so that a gate passes only when the data shows the rate below
  *   its limit at 95 %.
@@ -54,7 +54,7 @@ const char *rate_event_key(enum rate_event e);
 
 /*
  * The events counted, for a sentence: "no SMI", "1 SMI", "12 SMIs"; "no
- * gap above 20 us", "3 windows with a gap above 20 us" (above: "20 us",
+ * gap above 20 us", "3 windows above 20 us" (above: "20 us",
  * "the threshold"; RATE_GAPS_ABOVE only). Returns buf.
  */
 char *rate_events_text(enum rate_event e, const char *above, uint64_t n, char *buf,
@@ -65,14 +65,14 @@ struct rate_figure {
 	enum rate_event event;
 	uint64_t above_ns;  /* RATE_GAPS_ABOVE: the size; 0: each scan's threshold */
 	bool known;         /* the events could all be counted, over a time above 0 */
-	const char *why;    /* !known: why not */
+	char why[160];      /* !known: why not */
 	struct rate r;
 };
 
 /*
  * The whole statement: "no gap above 20 us in 3.1 h sampled: fewer than
- * 0.966 per hour, 95 %"; "12 SMIs in 3.1 h sampled: 3.87 per hour, 95 %
- * interval 2 to 6.76"; unknown: "SMIs: unknown (<why>)". Returns buf.
+ * 0.967 per hour, 95 %"; "12 SMIs in 3.1 h sampled: 3.87 per hour (2 to
+ * 6.77, 95 %)"; unknown: "SMIs: unknown (<why>)". Returns buf.
  */
 char *rate_sentence(const struct rate_figure *f, char *buf, size_t size);
 

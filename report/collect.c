@@ -329,6 +329,9 @@ int collect_summary(const struct scan_record *sum, void *userdata)
 	s->smi_windows = keep.smi_windows;
 	s->smi_windows_unknown = keep.smi_windows_unknown;
 	s->nmi_windows = keep.nmi_windows;
+	s->over_threshold = keep.over_threshold;
+	s->smis = keep.smis;
+	s->nmis = keep.nmis;
 	free(keep.sampled_cpu); /* a second summary of the scan replaces the first */
 	s->sampled_cpu = cpus;
 	s->n_sampled_cpu = n_cpus;

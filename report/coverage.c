@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "coverage.h"
+#include "gate.h"
 #include "hwlat-journal.h"
 #include "parse.h"
 
@@ -133,6 +134,56 @@ bool scan_sampled(const struct scan_record *s, const struct report_options *o, i
 	}
 	*ret = sum;
 	return true;
+}
+
+/* One rate: its events over the figure's time, when they are known. */
+static void rate_of(const struct coverage *c, enum rate_event e, uint64_t above_ns, bool known,
+		    uint64_t events, struct rate_figure *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->event = e;
+	f->above_ns = above_ns;
+	f->known = known && rate_compute(events, c->ns, &f->r);
+}
+
+/* Windows above a --fail-if size: counted whole from the largest threshold up. */
+static void size_rate(const struct coverage *c, const struct stats *st, size_t i,
+		      struct rate_figure *f)
+{
+	char a[48], b[48];
+
+	rate_of(c, RATE_GAPS_ABOVE, st->size_ns[i],
+		c->threshold_known && st->size_ns[i] >= c->threshold_max_ns, st->above[i], f);
+	if (!c->threshold_known)
+		snprintf(f->why, sizeof(f->why), "%s", c->threshold_why);
+	else if (!f->known)
+		snprintf(f->why, sizeof(f->why), "gaps above %s are not all reported: the "
+			 "threshold is %s", format_latency_exact(st->size_ns[i], a, sizeof(a)),
+			 format_latency_exact(c->threshold_max_ns, b, sizeof(b)));
+}
+
+size_t coverage_rates(const struct coverage *c, const struct stats *st,
+		      struct rate_figure out[COVERAGE_RATES_MAX])
+{
+	/* The threshold's size when the scans share one, else each scan's. */
+	uint64_t threshold = c->threshold_known && c->threshold_min_ns == c->threshold_max_ns ?
+				     c->threshold_max_ns : 0;
+	size_t n = 0;
+
+	rate_of(c, RATE_GAPS_ABOVE, threshold, true, c->over_threshold, &out[n++]);
+	rate_of(c, RATE_SMIS, 0, c->smi_known, c->smis, &out[n]);
+	if (!c->smi_known)
+		snprintf(out[n].why, sizeof(out[n].why), "some windows could not count SMIs");
+	n++;
+	rate_of(c, RATE_NMIS, 0, true, c->nmis, &out[n++]);
+	/* Without SMI counts, SMI windows would look unexplained. */
+	rate_of(c, RATE_UNEXPLAINED, 0, c->smi_known, c->unexplained, &out[n]);
+	if (!c->smi_known)
+		snprintf(out[n].why, sizeof(out[n].why), "some windows could not count SMIs");
+	n++;
+	for (size_t i = 0; st && i < st->n_sizes; i++)
+		size_rate(c, st, i, &out[n++]);
+	return n;
 }
 
 double per_hour(uint64_t count, uint64_t ns)

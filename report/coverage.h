@@ -13,6 +13,7 @@
 
 #include "collect.h"
 #include "period.h"
+#include "rate.h"
 
 /* The times of matched windows kept for the periods (8 bytes each): past
  * this many in a selection no period is computed, and memory stays bounded. */
@@ -92,5 +93,17 @@ int coverage_scan(const struct report_data *d, const struct scan_record *s, stru
 /* Every chosen scan's time sampled per CPU (of the selection) into ns;
  * false when a scan lacks it. */
 bool coverage_cpus(const struct report_data *d, uint64_t ns[HWLAT_MAX_CPUS]);
+/* Most rates of a figure: 4 kinds, and one per --fail-if size. */
+#define COVERAGE_RATES_MAX (4 + STATS_SIZES_MAX)
+
+/*
+ * The rates of a figure whose time sampled is known and above 0: windows
+ * above the threshold (its size when the scans share one), SMIs, NMIs,
+ * unexplained windows, then, when st is not NULL, the windows above each
+ * size st counts (the --fail-if rate(>SIZE) sizes), unknown below the
+ * largest threshold. Returns how many it put into out.
+ */
+size_t coverage_rates(const struct coverage *c, const struct stats *st,
+		      struct rate_figure out[COVERAGE_RATES_MAX]);
 /* Events per hour sampled (count / (ns / 3600 s)). */
 double per_hour(uint64_t count, uint64_t ns);

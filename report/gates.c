@@ -127,6 +127,35 @@ void gates_facts(const struct report_data *d, struct gate_facts *f, struct gates
 	}
 }
 
+/*
+ * A rate condition in JSON: the limit, the estimate and the bound it is
+ * decided on (per hour; null when unknown), the events and the time
+ * sampled, and, failed, the time sampled that would pass with no further
+ * event.
+ */
+static void print_rate_result(const struct gate *g, const struct gate_result *r)
+{
+	print_double("limit_per_hour", NULL, g->rate_limit);
+	if (g->event == RATE_GAPS_ABOVE)
+		print_latency("above_ns", NULL, g->size_ns);
+	if (!r->known) {
+		print_null("value_per_hour", NULL);
+		print_null("upper_bound_per_hour", NULL);
+		print_null("events", NULL);
+		print_null("sampled_ns", NULL);
+		print_null("sampled_needed_ns", NULL);
+		return;
+	}
+	print_double("value_per_hour", NULL, r->rate);
+	print_double("upper_bound_per_hour", NULL, r->r.upper_per_hour);
+	print_u64("events", NULL, r->r.events);
+	print_latency("sampled_ns", NULL, r->r.sampled_ns);
+	if (r->failed)
+		print_latency("sampled_needed_ns", NULL, r->sampled_needed_ns);
+	else
+		print_null("sampled_needed_ns", NULL);
+}
+
 static void print_one(const struct gate *g, const struct gate_facts *f,
 		      const struct gate_result *r)
 {
@@ -142,6 +171,8 @@ static void print_one(const struct gate *g, const struct gate_facts *f,
 			print_latency("value_ns", NULL, r->value);
 		else
 			print_null("value_ns", NULL);
+	} else if (g->fact == GATE_RATE) {
+		print_rate_result(g, r);
 	} else if (g->fact == GATE_SMI_RATE) {
 		print_double("limit_per_hour", NULL, g->rate_limit);
 		if (r->known)
