@@ -181,8 +181,10 @@ size_t coverage_rates(const struct coverage *c, const struct stats *st,
 	if (!c->smi_known)
 		snprintf(out[n].why, sizeof(out[n].why), "some windows could not count SMIs");
 	n++;
+	/* A --fail-if size that is the shared threshold is the first rate again. */
 	for (size_t i = 0; st && i < st->n_sizes; i++)
-		size_rate(c, st, i, &out[n++]);
+		if (st->size_ns[i] != threshold)
+			size_rate(c, st, i, &out[n++]);
 	return n;
 }
 
