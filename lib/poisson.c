@@ -2,6 +2,7 @@
 /* Exact Poisson confidence bounds through the incomplete gamma function; see poisson.h. */
 #include <float.h>
 #include <math.h>
+#include <stdbool.h>
 
 #include "poisson.h"
 
@@ -75,26 +76,32 @@ static double q_fraction(double a, double x)
 	return exp(log_factor(a, x)) * a * h;
 }
 
-double gamma_p(double a, double x)
+/* P(a, x), or Q(a, x) when upper, each from the expansion that converges
+ * there and the other as its complement. */
+static double gamma_tail(double a, double x, bool upper)
 {
+	double v;
+
 	if (!(a > 0) || !(x >= 0))
 		return NAN;
 	if (x == 0)
-		return 0;
-	if (x < a + 1)
-		return p_series(a, x);
-	return 1 - q_fraction(a, x);
+		return upper ? 1 : 0;
+	if (x < a + 1) {
+		v = p_series(a, x);
+		return upper ? 1 - v : v;
+	}
+	v = q_fraction(a, x);
+	return upper ? v : 1 - v;
+}
+
+double gamma_p(double a, double x)
+{
+	return gamma_tail(a, x, false);
 }
 
 double gamma_q(double a, double x)
 {
-	if (!(a > 0) || !(x >= 0))
-		return NAN;
-	if (x == 0)
-		return 1;
-	if (x < a + 1)
-		return 1 - p_series(a, x);
-	return q_fraction(a, x);
+	return gamma_tail(a, x, true);
 }
 
 double normal_quantile(double p)

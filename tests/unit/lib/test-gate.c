@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "gate.h"
+#include "macro.h"
 #include "parse.h"
 
 static unsigned test_n, failed;
@@ -155,8 +156,55 @@ static void unknown(struct stats *st)
  * million), shown rounded up; the time that would pass is the bound over
  * the limit, rounded up. st holds windows of 1, 5 and 20 us (the first 3
  * SMIs, the second 1 NMI, the third unexplained), sampled 3.1 h; the SMIs
- * were counted in 1.55 h (max-per-cpu's time).
+ * were counted in 1.55 h (max-per-cpu's time). same_facts: the conditions
+ * over those facts as rates() starts with them.
  */
+static const struct {
+	const char *cond;
+	bool failed;
+	const char *line;
+} same_facts[] = {
+	/* The 20 us window is not above 20 us: none, 2.995732 / 3.1 h. */
+	{ "rate(>20us) > 1/h", false,
+	  "pass: rate(>20us) = 0/h, not > 1/h at 95 %: "
+	  "fewer than 0.967/h (no gap above 20 us in 3.1 h sampled)" },
+	{ "rate(>20us) > 0.967/h", false,
+	  "pass: rate(>20us) = 0/h, not > 0.967/h at "
+	  "95 %: fewer than 0.967/h (no gap above 20 us in 3.1 h sampled)" },
+	{ "rate(>20us) >= 0.966/h", true,
+	  "FAIL: rate(>20us) = 0/h, not shown < 0.966/h "
+	  "at 95 %: fewer than 0.967/h (no gap above 20 us in 3.1 h sampled); 4.22 s more "
+	  "sampled with no further event would pass" },
+	{ "rate(>20us) > 0.9/h", true,
+	  "FAIL: rate(>20us) = 0/h, not shown <= 0.9/h at "
+	  "95 %: fewer than 0.967/h (no gap above 20 us in 3.1 h sampled); 13.8 min more "
+	  "sampled with no further event would pass" },
+	/* One window above 19.999 us: 4.743865 / 3.1 h. */
+	{ "rate(>19.999us) >= 1.6/h", false,
+	  "pass: rate(>19.999us) = 0.323/h, not >= "
+	  "1.6/h at 95 %: fewer than 1.54/h (1 window above 19.999 us in 3.1 h sampled)" },
+	/* Two above 4 us, per minute: 6.295794 / 186 min. */
+	{ "rate(>4us) > 0.034/min", false,
+	  "pass: rate(>4us) = 0.0108/min, not > "
+	  "0.034/min at 95 %: fewer than 0.0339/min (2 windows above 4 us in 3.1 h sampled)" },
+	/* 3 SMIs over their own 1.55 h: 7.753657 / 1.55 h is 5.0024/h. */
+	{ "rate(smi) > 5/h", true,
+	  "FAIL: rate(smi) = 1.94/h, not shown <= 5/h at 95 %: "
+	  "fewer than 5.01/h (3 SMIs in 1.55 h sampled); 2.64 s more sampled with no further "
+	  "event would pass" },
+	{ "rate(smi) > 5.01/h", false,
+	  "pass: rate(smi) = 1.94/h, not > 5.01/h at 95 %: "
+	  "fewer than 5.01/h (3 SMIs in 1.55 h sampled)" },
+	/* 1 NMI per day: 4.743865 / 3.1 h is 36.73/d; 1/d needs 113.85 h. */
+	{ "rate(nmi) > 1/d", true,
+	  "FAIL: rate(nmi) = 7.74/d, not shown <= 1/d at 95 %: "
+	  "fewer than 36.8/d (1 NMI in 3.1 h sampled); 111 h more sampled with no further "
+	  "event would pass" },
+	{ "rate(unexplained) > 100/s", false,
+	  "pass: rate(unexplained) = 8.96e-05/s, not "
+	  "> 100/s at 95 %: fewer than 0.000426/s (1 unexplained window in 3.1 h sampled)" },
+};
+
 static void rates(struct stats *st)
 {
 	struct gate_facts f = {
@@ -165,35 +213,8 @@ static void rates(struct stats *st)
 		.threshold_ns = 1000, .threshold_known = true,
 	};
 
-	/* The 20 us window is not above 20 us: none, 2.995732 / 3.1 h. */
-	expect("rate(>20us) > 1/h", &f, false, "pass: rate(>20us) = 0/h, not > 1/h at 95 %: "
-	       "fewer than 0.967/h (no gap above 20 us in 3.1 h sampled)");
-	expect("rate(>20us) > 0.967/h", &f, false, "pass: rate(>20us) = 0/h, not > 0.967/h at "
-	       "95 %: fewer than 0.967/h (no gap above 20 us in 3.1 h sampled)");
-	expect("rate(>20us) >= 0.966/h", &f, true, "FAIL: rate(>20us) = 0/h, not shown < 0.966/h "
-	       "at 95 %: fewer than 0.967/h (no gap above 20 us in 3.1 h sampled); 4.22 s more "
-	       "sampled with no further event would pass");
-	expect("rate(>20us) > 0.9/h", &f, true, "FAIL: rate(>20us) = 0/h, not shown <= 0.9/h at "
-	       "95 %: fewer than 0.967/h (no gap above 20 us in 3.1 h sampled); 13.8 min more "
-	       "sampled with no further event would pass");
-	/* One window above 19.999 us: 4.743865 / 3.1 h. */
-	expect("rate(>19.999us) >= 1.6/h", &f, false, "pass: rate(>19.999us) = 0.323/h, not >= "
-	       "1.6/h at 95 %: fewer than 1.54/h (1 window above 19.999 us in 3.1 h sampled)");
-	/* Two above 4 us, per minute: 6.295794 / 186 min. */
-	expect("rate(>4us) > 0.034/min", &f, false, "pass: rate(>4us) = 0.0108/min, not > "
-	       "0.034/min at 95 %: fewer than 0.0339/min (2 windows above 4 us in 3.1 h sampled)");
-	/* 3 SMIs over their own 1.55 h: 7.753657 / 1.55 h is 5.0024/h. */
-	expect("rate(smi) > 5/h", &f, true, "FAIL: rate(smi) = 1.94/h, not shown <= 5/h at 95 %: "
-	       "fewer than 5.01/h (3 SMIs in 1.55 h sampled); 2.64 s more sampled with no further "
-	       "event would pass");
-	expect("rate(smi) > 5.01/h", &f, false, "pass: rate(smi) = 1.94/h, not > 5.01/h at 95 %: "
-	       "fewer than 5.01/h (3 SMIs in 1.55 h sampled)");
-	/* 1 NMI per day: 4.743865 / 3.1 h is 36.73/d; 1/d needs 113.85 h. */
-	expect("rate(nmi) > 1/d", &f, true, "FAIL: rate(nmi) = 7.74/d, not shown <= 1/d at 95 %: "
-	       "fewer than 36.8/d (1 NMI in 3.1 h sampled); 111 h more sampled with no further "
-	       "event would pass");
-	expect("rate(unexplained) > 100/s", &f, false, "pass: rate(unexplained) = 8.96e-05/s, not "
-	       "> 100/s at 95 %: fewer than 0.000426/s (1 unexplained window in 3.1 h sampled)");
+	for (size_t i = 0; i < ELEMENTSOF(same_facts); i++)
+		expect(same_facts[i].cond, &f, same_facts[i].failed, same_facts[i].line);
 	/* The size at the threshold is counted whole; below it, not. */
 	f.threshold_ns = 20000;
 	expect("rate(>20us) > 1/h", &f, false, "pass: rate(>20us) = 0/h, not > 1/h at 95 %: "
@@ -304,45 +325,12 @@ static void refuse(const char *cond, const char *want_why)
 		printf("#   got r=%d n=%zu why '%s'\n", r, l.n, why);
 }
 
-static void parsing(void)
+/* The rate conditions: parsed into per hour, or refused naming what was wrong. */
+static void rate_parsing(void)
 {
 	struct gate_list l = { .n = 0 };
 	char why[256];
-	char buf[64];
 
-	ok(gate_parse(" p99.99 <= 1.5ms , smi-rate==0.5/h,samples>0 ", &l, why, sizeof(why)) == 0 &&
-	   l.n == 3 && l.g[0].fact == GATE_PERCENTILE && l.g[0].percentile == 99.99 &&
-	   l.g[0].op == GATE_LE && l.g[0].limit == 1500000 && strcmp(l.g[0].name, "p99.99") == 0 &&
-	   strcmp(l.g[0].text, "p99.99 <= 1.5ms") == 0 && l.g[1].fact == GATE_SMI_RATE &&
-	   l.g[1].rate_limit == 0.5 && l.g[1].op == GATE_EQ && l.g[2].fact == GATE_SAMPLES,
-	   "a list of three conditions with blanks, units and /h");
-	refuse("p99 >> 20us", "condition 'p99 >> 20us': unknown operator (expected > >= < <= ==)");
-	refuse("p99 = 20us", "condition 'p99 = 20us' has no operator (expected FACT OP VALUE with OP "
-			     "one of > >= < <= ==, e.g. 'p99 > 20us')");
-	refuse("p100.1 > 1", "condition 'p100.1 > 1': percentile 'p100.1' is above 100");
-	refuse("p-1 > 1", "condition 'p-1 > 1': unknown fact 'p-1' (expected max, pN (p50, p99.9 ...), "
-			  "smi, smi-rate, nmi, unexplained, dropped, samples or rate(...))");
-	refuse("p99.1234567 > 1", "condition 'p99.1234567 > 1': unknown fact 'p99.1234567' (expected "
-				  "max, pN (p50, p99.9 ...), smi, smi-rate, nmi, unexplained, "
-				  "dropped, samples or rate(...))");
-	refuse("> 5", "condition '> 5' names no fact (expected max, pN (p50, p99.9 ...), smi, "
-		      "smi-rate, nmi, unexplained, dropped, samples or rate(...))");
-	refuse("x", "condition 'x' has no operator (expected FACT OP VALUE with OP one of > >= < <= "
-		    "==, e.g. 'p99 > 20us')");
-	refuse("smi >", "condition 'smi >' has no value after '>'");
-	refuse("smi > -1", "condition 'smi > -1': invalid count '-1' for smi (expected a whole number)");
-	refuse("smi > 1.5", "condition 'smi > 1.5': invalid count '1.5' for smi (expected a whole "
-			    "number)");
-	refuse("max > 20 parsecs", "condition 'max > 20 parsecs': invalid latency '20 parsecs' "
-				   "(expected a time span such as 20us or 1.5ms; a bare number is "
-				   "in us)");
-	refuse("smi-rate > 1/min", "condition 'smi-rate > 1/min': invalid rate '1/min' (expected "
-				   "SMIs per hour such as 10 or 2.5/h)");
-	refuse("max > 1ms,", "empty condition (expected FACT OP VALUE, e.g. 'p99 > 20us')");
-	refuse("max > 1ms, bogus > 1", "condition 'bogus > 1': unknown fact 'bogus' (expected max, "
-				       "pN (p50, p99.9 ...), smi, smi-rate, nmi, unexplained, "
-				       "dropped, samples or rate(...))");
-	l.n = 0;
 	ok(gate_parse("rate( > 0.02ms ) >= 0.5/min, rate(smi)>2/d, rate(unexplained) > 1/s", &l,
 		      why, sizeof(why)) == 0 && l.n == 3 && l.g[0].fact == GATE_RATE &&
 	   l.g[0].event == RATE_GAPS_ABOVE && l.g[0].size_ns == 20000 &&
@@ -383,6 +371,46 @@ static void parsing(void)
 					  "such as 20us or 1.5ms; a bare number is in us)");
 	refuse("rate(smi)", "condition 'rate(smi)' has no operator (expected FACT OP VALUE with OP "
 			    "one of > >= < <= ==, e.g. 'p99 > 20us')");
+}
+
+static void parsing(void)
+{
+	struct gate_list l = { .n = 0 };
+	char why[256];
+	char buf[64];
+
+	ok(gate_parse(" p99.99 <= 1.5ms , smi-rate==0.5/h,samples>0 ", &l, why, sizeof(why)) == 0 &&
+	   l.n == 3 && l.g[0].fact == GATE_PERCENTILE && l.g[0].percentile == 99.99 &&
+	   l.g[0].op == GATE_LE && l.g[0].limit == 1500000 && strcmp(l.g[0].name, "p99.99") == 0 &&
+	   strcmp(l.g[0].text, "p99.99 <= 1.5ms") == 0 && l.g[1].fact == GATE_SMI_RATE &&
+	   l.g[1].rate_limit == 0.5 && l.g[1].op == GATE_EQ && l.g[2].fact == GATE_SAMPLES,
+	   "a list of three conditions with blanks, units and /h");
+	refuse("p99 >> 20us", "condition 'p99 >> 20us': unknown operator (expected > >= < <= ==)");
+	refuse("p99 = 20us", "condition 'p99 = 20us' has no operator (expected FACT OP VALUE with OP "
+			     "one of > >= < <= ==, e.g. 'p99 > 20us')");
+	refuse("p100.1 > 1", "condition 'p100.1 > 1': percentile 'p100.1' is above 100");
+	refuse("p-1 > 1", "condition 'p-1 > 1': unknown fact 'p-1' (expected max, pN (p50, p99.9 ...), "
+			  "smi, smi-rate, nmi, unexplained, dropped, samples or rate(...))");
+	refuse("p99.1234567 > 1", "condition 'p99.1234567 > 1': unknown fact 'p99.1234567' (expected "
+				  "max, pN (p50, p99.9 ...), smi, smi-rate, nmi, unexplained, "
+				  "dropped, samples or rate(...))");
+	refuse("> 5", "condition '> 5' names no fact (expected max, pN (p50, p99.9 ...), smi, "
+		      "smi-rate, nmi, unexplained, dropped, samples or rate(...))");
+	refuse("x", "condition 'x' has no operator (expected FACT OP VALUE with OP one of > >= < <= "
+		    "==, e.g. 'p99 > 20us')");
+	refuse("smi >", "condition 'smi >' has no value after '>'");
+	refuse("smi > -1", "condition 'smi > -1': invalid count '-1' for smi (expected a whole number)");
+	refuse("smi > 1.5", "condition 'smi > 1.5': invalid count '1.5' for smi (expected a whole "
+			    "number)");
+	refuse("max > 20 parsecs", "condition 'max > 20 parsecs': invalid latency '20 parsecs' "
+				   "(expected a time span such as 20us or 1.5ms; a bare number is "
+				   "in us)");
+	refuse("smi-rate > 1/min", "condition 'smi-rate > 1/min': invalid rate '1/min' (expected "
+				   "SMIs per hour such as 10 or 2.5/h)");
+	refuse("max > 1ms,", "empty condition (expected FACT OP VALUE, e.g. 'p99 > 20us')");
+	refuse("max > 1ms, bogus > 1", "condition 'bogus > 1': unknown fact 'bogus' (expected max, "
+				       "pN (p50, p99.9 ...), smi, smi-rate, nmi, unexplained, "
+				       "dropped, samples or rate(...))");
 	eq_str(format_latency_exact(999, buf, sizeof(buf)), "999 ns", "exact latency below 1 us");
 	eq_str(format_latency_exact(1000, buf, sizeof(buf)), "1 us", "exact latency 1 us");
 	eq_str(format_latency_exact(31200, buf, sizeof(buf)), "31.2 us", "exact latency 31.2 us");
@@ -422,6 +450,7 @@ int main(void)
 	rate_edges();
 	no_window();
 	parsing();
+	rate_parsing();
 	stats_done(&st);
 	printf("1..%u\n", test_n);
 	return failed ? 1 : 0;
