@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Prints the reference values pinned in tests/unit/lib/test-poisson.c, by
-# mpmath at 40 digits (pip install mpmath): nothing here shares code with
+# mpmath at 40 digits (python3-mpmath): nothing here shares code with
 # lib/poisson.c. Not run by the tests (it takes seconds and needs mpmath).
 import mpmath as mp
 mp.mp.dps = 40
