@@ -7,13 +7,19 @@
  * A condition is FACT OP VALUE with optional blanks between the parts:
  *   FACT   max, pN (any percentile from 0 to 100: p50, p99, p99.99),
  *          smi (SMIs taken), smi-rate (SMIs per hour sampled: counted over
- *          the time they were counted in, the widths; docs/interfaces.md 4),
+ *          the time they were counted in, the widths; docs/interfaces.md 4;
+ *          the estimate alone), rate(>SIZE), rate(smi), rate(nmi),
+ *          rate(unexplained) (windows with a gap above SIZE, SMIs, NMIs,
+ *          unexplained windows per time sampled, decided on the one-sided
+ *          95 % upper bound, rate.h),
  *          nmi (NMIs taken), unexplained (reported windows with neither an
  *          SMI nor an NMI), dropped (windows lost), samples (windows
  *          reported)
  *   OP     >  >=  <  <=  ==
  *   VALUE  latencies: a time span, bare number in us ("20us", "1.5ms");
  *          smi-rate: a number, optionally followed by "/h" ("2.5/h");
+ *          rate(...): a number above 0 and a unit, /s /min /h or /d
+ *          ("0.5/h"), with > or >= only;
  *          the others: a whole number.
  * Several conditions can be given in one string, separated by commas.
  * Latencies are those of the reported windows (samples): with none, max
@@ -28,6 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rate.h"
 #include "stats.h"
 
 enum gate_fact {
@@ -39,6 +46,7 @@ enum gate_fact {
 	GATE_UNEXPLAINED,
 	GATE_DROPPED,
 	GATE_SAMPLES,
+	GATE_RATE,
 };
 
 enum gate_op { GATE_GT, GATE_GE, GATE_LT, GATE_LE, GATE_EQ };
@@ -52,7 +60,11 @@ struct gate {
 	char name[24];             /* "max", "p99.9", "smi-rate" ... */
 	enum gate_op op;
 	uint64_t limit;            /* ns for latencies, a count otherwise */
-	double rate_limit;         /* GATE_SMI_RATE: SMIs per hour */
+	double rate_limit;         /* GATE_SMI_RATE, GATE_RATE: per hour */
+	enum rate_event event;     /* GATE_RATE */
+	uint64_t size_ns;          /* GATE_RATE of RATE_GAPS_ABOVE */
+	const char *unit;          /* GATE_RATE: the limit's unit ("/h") */
+	double unit_per_hour;      /* how many of that unit make an hour */
 	char text[GATE_TEXT_MAX];  /* the condition as written, trimmed */
 };
 
@@ -75,17 +87,27 @@ struct gate_facts {
 	bool smi_known;
 	const char *smi_why;       /* why SMIs are not known (NULL: generic) */
 	uint64_t dropped;
-	uint64_t sampled_ns;       /* for smi-rate: the time smi was counted in */
-	bool sampled_known;
+	/* The time sampled, summed over the CPUs (rates of windows, NMIs). */
+	uint64_t sampled_ns;
+	bool sampled_known;        /* also of smi_sampled_ns */
 	const char *sampled_why;   /* why it is not known */
+	uint64_t smi_sampled_ns;   /* smi-rate, rate(smi): the time smi was counted in */
 	const char *smi_note;      /* said after smi and smi-rate: whose SMIs (NULL: none) */
+	/* rate(>SIZE): windows are reported above the threshold only, so a
+	 * size below the largest threshold in force is not counted whole. */
+	uint64_t threshold_ns;
+	bool threshold_known;
+	const char *threshold_why; /* why it is not known */
 };
 
 struct gate_result {
 	bool known;   /* the fact could be determined */
 	bool failed;  /* the condition holds, or its fact is unknown */
 	uint64_t value; /* ns or count */
-	double rate;    /* GATE_SMI_RATE */
+	double rate;    /* GATE_SMI_RATE, GATE_RATE: per hour, the estimate */
+	struct rate r;  /* GATE_RATE: with its bounds */
+	uint64_t sampled_needed_ns; /* GATE_RATE failed: the time sampled that
+				     * would pass with no further event */
 };
 
 void gate_eval(const struct gate *g, const struct gate_facts *f, struct gate_result *ret);
@@ -100,6 +122,12 @@ size_t gate_eval_all(const struct gate_list *l, const struct gate_facts *f,
  */
 char *gate_describe(const struct gate *g, const struct gate_facts *f,
 		    const struct gate_result *r, char *buf, size_t size);
+
+/*
+ * The sizes of the rate(>SIZE) conditions, counted from now on by s
+ * (stats_add_size()); 0 or -E2BIG.
+ */
+int gate_count_sizes(const struct gate_list *l, struct stats *s);
 
 /* Whether the condition's value is a latency (ns). */
 bool gate_is_latency(const struct gate *g);

@@ -134,6 +134,42 @@ static void last_scan(FILE *f, const struct openmetrics_facts *x)
 			strcmp(status, statuses[i]) == 0);
 }
 
+/*
+ * The rates per second sampled (Prometheus's base unit), each with its
+ * estimate, the ends of its two-sided interval and its one-sided upper
+ * bound; the size of a gaps_above rate in seconds, "threshold" for each
+ * scan's own.
+ */
+static void rates(FILE *f, const struct openmetrics_facts *x)
+{
+	static const char *const bounds[] = { "estimate", "interval_low", "interval_high",
+					      "upper_bound" };
+	char above[48];
+
+	if (x->n_rates == 0)
+		return;
+	family(f, "hwlat_rate_per_second", "gauge",
+	       "Events per second sampled, exact Poisson at 95 %: the estimate, the two-sided "
+	       "interval, the one-sided upper bound.");
+	for (size_t i = 0; i < x->n_rates; i++) {
+		const struct rate_figure *r = &x->rates[i];
+		const double v[] = { r->r.per_hour, r->r.low_per_hour, r->r.high_per_hour,
+				     r->r.upper_per_hour };
+
+		if (!r->known)
+			continue;
+		above[0] = '\0';
+		if (r->event == RATE_GAPS_ABOVE && r->above_ns)
+			snprintf(above, sizeof(above), ",above=\"%s\"",
+				 seconds(r->above_ns, (char[32]){ 0 }, 32));
+		else if (r->event == RATE_GAPS_ABOVE)
+			snprintf(above, sizeof(above), ",above=\"threshold\"");
+		for (size_t b = 0; b < ELEMENTSOF(bounds); b++)
+			fprintf(f, "hwlat_rate_per_second{event=\"%s\"%s,bound=\"%s\"} %.9g\n",
+				rate_event_key(r->event), above, bounds[b], v[b] / 3600);
+	}
+}
+
 int openmetrics_write(FILE *f, const struct openmetrics_facts *x)
 {
 	const struct stats *st = x->all;
@@ -174,6 +210,7 @@ int openmetrics_write(FILE *f, const struct openmetrics_facts *x)
 		gauge_seconds(f, "hwlat_sampled_seconds",
 			      "Time the CPUs sampled (the sum of the widths over the CPUs).",
 			      x->sampled_ns);
+	rates(f, x);
 	last_scan(f, x);
 	if (x->sampled_known && x->cpu_sampled_ns) {
 		char buf[32];

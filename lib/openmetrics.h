@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "parse.h"
+#include "rate.h"
 #include "stats.h"
 
 /* What the file says; each tool fills it from its own data. */
@@ -40,6 +41,10 @@ struct openmetrics_facts {
 	uint64_t skipped_windows;
 	/* Whose SMIs (HWLAT_SMI_SCOPE_*) every scan counted; NULL: not one. */
 	const char *smi_scope;
+	/* The rates with their confidence (rate.h); the known ones are
+	 * written. NULL: none (hwlat-scan). */
+	const struct rate_figure *rates;
+	size_t n_rates;
 	bool have_threshold;
 	uint64_t threshold_ns;     /* of the newest scan */
 	bool have_last;

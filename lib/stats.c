@@ -22,6 +22,29 @@ void stats_done(struct stats *s)
 	memset(s, 0, sizeof(*s));
 }
 
+int stats_add_size(struct stats *s, uint64_t size_ns)
+{
+	uint64_t n;
+
+	if (stats_windows_above(s, size_ns, &n))
+		return 0;
+	if (s->n_sizes == STATS_SIZES_MAX)
+		return -E2BIG;
+	s->size_ns[s->n_sizes] = size_ns;
+	s->above[s->n_sizes++] = 0;
+	return 0;
+}
+
+bool stats_windows_above(const struct stats *s, uint64_t size_ns, uint64_t *ret)
+{
+	for (size_t i = 0; i < s->n_sizes; i++)
+		if (s->size_ns[i] == size_ns) {
+			*ret = s->above[i];
+			return true;
+		}
+	return false;
+}
+
 static unsigned row_of(uint64_t v, unsigned *ret_sub)
 {
 	unsigned e;
@@ -123,6 +146,9 @@ int stats_add_window(struct stats *s, const struct stats_window *x,
 	else
 		s->smi_ns_unknown_windows++;
 	s->nmi_total += x->nmi_count;
+	for (size_t i = 0; i < s->n_sizes; i++)
+		if (v > s->size_ns[i])
+			s->above[i]++;
 	return 0;
 }
 
@@ -167,6 +193,12 @@ int stats_merge(struct stats *dst, const struct stats *src)
 	dst->smi_unknown_windows += src->smi_unknown_windows;
 	dst->smi_ns += src->smi_ns;
 	dst->smi_ns_unknown_windows += src->smi_ns_unknown_windows;
+	for (size_t i = 0; i < dst->n_sizes; i++) {
+		uint64_t n;
+
+		if (stats_windows_above(src, dst->size_ns[i], &n))
+			dst->above[i] += n;
+	}
 	return 0;
 }
 

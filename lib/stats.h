@@ -25,6 +25,8 @@
 /* Most linear buckets (--entries); beyond them values go to the overflow. */
 #define STATS_LINEAR_MAX 100000
 #define STATS_LINEAR_DEFAULT 100
+/* Most sizes whose windows above are counted exactly (a gate's rate(>SIZE)). */
+#define STATS_SIZES_MAX 32
 
 /* What the statistics need of one reported window. hwlat-report and
  * hwlat-scan each fill it from their own sample type. */
@@ -50,6 +52,10 @@ struct stats {
 	uint64_t smi_unknown_windows;      /* HWLAT_SMI_COUNT unavailable */
 	uint64_t smi_ns;                   /* of the known HWLAT_SMI_NS */
 	uint64_t smi_ns_unknown_windows;   /* HWLAT_SMI_NS unavailable */
+	/* Windows whose latency is strictly above size_ns[i], exactly (the
+	 * histogram's buckets would blur the edge). */
+	uint64_t size_ns[STATS_SIZES_MAX], above[STATS_SIZES_MAX];
+	size_t n_sizes;
 	uint64_t *rows[STATS_ROWS];
 	/* Optional linear histogram (bucket_ns > 0). */
 	uint64_t bucket_ns;
@@ -61,6 +67,13 @@ struct stats {
 /* bucket_ns > 0: also count linear buckets, at most entries of them. */
 void stats_init(struct stats *s, uint64_t bucket_ns, size_t entries);
 void stats_done(struct stats *s);
+/*
+ * Counts from now on the windows strictly above size_ns (once per size).
+ * 0, or -E2BIG past STATS_SIZES_MAX sizes.
+ */
+int stats_add_size(struct stats *s, uint64_t size_ns);
+/* The windows above size_ns; false when that size is not counted. */
+bool stats_windows_above(const struct stats *s, uint64_t size_ns, uint64_t *ret);
 /* Returns -ENOMEM when a histogram row cannot be allocated. */
 int stats_add_window(struct stats *s, const struct stats_window *x,
 		     uint64_t hardlimit_ns);
@@ -68,7 +81,8 @@ int stats_add_window(struct stats *s, const struct stats_window *x,
  * Adds everything src counted into dst, as if dst had seen src's windows
  * too (both initialised with the same bucket_ns and entries). Returns
  * -ENOMEM when a row cannot be allocated (dst is then partly merged).
- * Every counter of struct stats must be added here.
+ * Every counter of struct stats must be added here; the sizes counted
+ * above are dst's (src's counts of the same sizes are added).
  */
 int stats_merge(struct stats *dst, const struct stats *src);
 /* p in [0, 100]; returns 0 when empty. */

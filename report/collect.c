@@ -9,11 +9,22 @@
 #include "coverage.h"
 #include "csv.h"
 
+/* Every condition may name a size: the sizes always fit. */
+_Static_assert(GATE_MAX_CONDITIONS <= STATS_SIZES_MAX, "a stats counts every gate's size");
+
+/* Statistics of the selection, a CPU or a group, counting the windows
+ * above the sizes of the --fail-if rates (which always fit, above). */
+static void stats_start(struct stats *st, const struct report_options *o)
+{
+	stats_init(st, o->bucket_ns, o->entries);
+	(void)gate_count_sizes(&o->gates, st);
+}
+
 void report_data_init(struct report_data *d, const struct report_options *o)
 {
 	memset(d, 0, sizeof(*d));
 	d->o = o;
-	stats_init(&d->all, o->bucket_ns, o->entries);
+	stats_start(&d->all, o);
 	timeline_init(&d->timeline);
 	d->first_ns = UINT64_MAX;
 }
@@ -117,7 +128,7 @@ static struct stats *cpu_stats(struct report_data *d, uint64_t cpu)
 		d->cpu[cpu] = malloc(sizeof(struct stats));
 		if (!d->cpu[cpu])
 			return NULL;
-		stats_init(d->cpu[cpu], d->o->bucket_ns, d->o->entries);
+		stats_start(d->cpu[cpu], d->o);
 	}
 	return d->cpu[cpu];
 }
@@ -158,7 +169,7 @@ static struct stats *group_stats(struct report_data *d, const struct scan_record
 		return NULL;
 	snprintf(g->key, sizeof(g->key), "%s", key);
 	snprintf(g->label, sizeof(g->label), "%s", s->hostname);
-	stats_init(&g->st, d->o->bucket_ns, d->o->entries);
+	stats_start(&g->st, d->o);
 	d->last_group = d->n_groups;
 	d->groups[d->n_groups++] = g;
 	return &g->st;
@@ -239,6 +250,9 @@ int collect_sample(const struct sample_entry *x, void *userdata)
 		s->smi_windows_unknown = true;
 	s->smi_windows += sample_has_smi(x);
 	s->nmi_windows += x->nmi_count > 0;
+	s->over_threshold += x->count > 0;
+	s->smis += x->smi_count_known ? x->smi_count : 0;
+	s->nmis += x->nmi_count;
 
 	if (d->csv) {
 		d->csv_rows++;
@@ -315,6 +329,9 @@ int collect_summary(const struct scan_record *sum, void *userdata)
 	s->smi_windows = keep.smi_windows;
 	s->smi_windows_unknown = keep.smi_windows_unknown;
 	s->nmi_windows = keep.nmi_windows;
+	s->over_threshold = keep.over_threshold;
+	s->smis = keep.smis;
+	s->nmis = keep.nmis;
 	free(keep.sampled_cpu); /* a second summary of the scan replaces the first */
 	s->sampled_cpu = cpus;
 	s->n_sampled_cpu = n_cpus;

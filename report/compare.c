@@ -27,7 +27,7 @@ struct side {
 	struct report_data d;
 	size_t n_scans;
 	struct gate_facts f;     /* SMIs, as --fail-if sees them */
-	char why[160], smi_why[320];
+	struct gates_why why;
 	bool scanned_known;      /* scanned_duration() */
 	uint64_t scanned_ns;
 	char scanned_why[160];
@@ -189,7 +189,7 @@ static int finish_side(struct side *x)
 		return -ENOENT;
 	}
 	x->n_scans = (size_t)n;
-	gates_facts(&x->d, &x->f, x->why, sizeof(x->why), x->smi_why, sizeof(x->smi_why));
+	gates_facts(&x->d, &x->f, &x->why);
 	x->scanned_known = scanned_duration(&x->d, &x->scanned_ns, x->scanned_why,
 					    sizeof(x->scanned_why));
 	coverage_compute(&x->d, NULL, -1, &x->cov);

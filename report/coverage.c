@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "coverage.h"
+#include "gate.h"
 #include "hwlat-journal.h"
 #include "parse.h"
 
@@ -135,6 +136,58 @@ bool scan_sampled(const struct scan_record *s, const struct report_options *o, i
 	return true;
 }
 
+/* One rate: its events over the figure's time, when they are known. */
+static void rate_of(const struct coverage *c, enum rate_event e, uint64_t above_ns, bool known,
+		    uint64_t events, struct rate_figure *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->event = e;
+	f->above_ns = above_ns;
+	f->known = known && rate_compute(events, c->ns, &f->r);
+}
+
+/* Windows above a --fail-if size: counted whole from the largest threshold up. */
+static void size_rate(const struct coverage *c, const struct stats *st, size_t i,
+		      struct rate_figure *f)
+{
+	char a[48], b[48];
+
+	rate_of(c, RATE_GAPS_ABOVE, st->size_ns[i],
+		c->threshold_known && st->size_ns[i] >= c->threshold_max_ns, st->above[i], f);
+	if (!c->threshold_known)
+		snprintf(f->why, sizeof(f->why), "%s", c->threshold_why);
+	else if (!f->known)
+		snprintf(f->why, sizeof(f->why), "gaps above %s are not all reported: the "
+			 "threshold is %s", format_latency_exact(st->size_ns[i], a, sizeof(a)),
+			 format_latency_exact(c->threshold_max_ns, b, sizeof(b)));
+}
+
+size_t coverage_rates(const struct coverage *c, const struct stats *st,
+		      struct rate_figure out[COVERAGE_RATES_MAX])
+{
+	/* The threshold's size when the scans share one, else each scan's. */
+	uint64_t threshold = c->threshold_known && c->threshold_min_ns == c->threshold_max_ns ?
+				     c->threshold_max_ns : 0;
+	size_t n = 0;
+
+	rate_of(c, RATE_GAPS_ABOVE, threshold, true, c->over_threshold, &out[n++]);
+	rate_of(c, RATE_SMIS, 0, c->smi_known, c->smis, &out[n]);
+	if (!c->smi_known)
+		snprintf(out[n].why, sizeof(out[n].why), "some windows could not count SMIs");
+	n++;
+	rate_of(c, RATE_NMIS, 0, true, c->nmis, &out[n++]);
+	/* Without SMI counts, SMI windows would look unexplained. */
+	rate_of(c, RATE_UNEXPLAINED, 0, c->smi_known, c->unexplained, &out[n]);
+	if (!c->smi_known)
+		snprintf(out[n].why, sizeof(out[n].why), "some windows could not count SMIs");
+	n++;
+	/* A --fail-if size that is the shared threshold is the first rate again. */
+	for (size_t i = 0; st && i < st->n_sizes; i++)
+		if (st->size_ns[i] != threshold)
+			size_rate(c, st, i, &out[n++]);
+	return n;
+}
+
 double per_hour(uint64_t count, uint64_t ns)
 {
 	return (double)count * 3600e9 / (double)ns;
@@ -205,6 +258,34 @@ static void counts_of(const struct stats *st, struct coverage *c)
 	c->smi_known = st->smi_unknown_windows == 0;
 	c->nmi_windows = st->nmi_windows;
 	c->unexplained = st->unexplained_windows;
+	c->over_threshold = st->over_threshold;
+	c->smis = st->smi_total;
+	c->nmis = st->nmi_total;
+}
+
+/* A scan's threshold: its summary's, else its samples' (0: none known). */
+static uint64_t scan_threshold(const struct scan_record *s)
+{
+	return s->has_summary ? s->threshold_ns : s->sample_threshold_ns;
+}
+
+/* Adds a scan's threshold to the figure's range, or why it has none. */
+static void add_threshold(const struct scan_record *s, struct coverage *c)
+{
+	uint64_t t = scan_threshold(s);
+
+	if (!c->threshold_known)
+		return;
+	if (t == 0) {
+		c->threshold_known = false;
+		snprintf(c->threshold_why, sizeof(c->threshold_why),
+			 "scan %s: its threshold is not known", s->id);
+		return;
+	}
+	if (c->threshold_min_ns == 0 || t < c->threshold_min_ns)
+		c->threshold_min_ns = t;
+	if (t > c->threshold_max_ns)
+		c->threshold_max_ns = t;
 }
 
 void coverage_compute(const struct report_data *d, const struct group *g, int cpu,
@@ -213,13 +294,14 @@ void coverage_compute(const struct report_data *d, const struct group *g, int cp
 	struct coverage *c = ret;
 
 	memset(c, 0, sizeof(*c));
-	c->known = true;
+	c->known = c->threshold_known = true;
 	for (size_t i = 0; i < d->n_scans; i++) {
 		const struct scan_record *s = &d->scans[i];
 		uint64_t ns;
 
 		if (!s->chosen || (g && !collect_group_has_scan(d, g, s)))
 			continue;
+		add_threshold(s, c);
 		if (!c->known)
 			continue;
 		if (scan_sampled(s, d->o, cpu, &ns, c->why, sizeof(c->why)))
@@ -250,11 +332,16 @@ int coverage_scan(const struct report_data *d, const struct scan_record *s, stru
 	c->known = scan_sampled(s, d->o, -1, &c->ns, c->why, sizeof(c->why));
 	if (!c->known)
 		c->ns = 0;
+	c->threshold_known = true;
+	add_threshold(s, c);
 	c->samples = s->matched;
 	c->smi_windows = s->smi_windows;
 	c->smi_known = !s->smi_windows_unknown;
 	c->nmi_windows = s->nmi_windows;
 	c->unexplained = s->unexplained;
+	c->over_threshold = s->over_threshold;
+	c->smis = s->smis;
+	c->nmis = s->nmis;
 	return find_period(d, NULL, s, c);
 }
 

@@ -13,6 +13,7 @@
 
 #include "collect.h"
 #include "period.h"
+#include "rate.h"
 
 /* The times of matched windows kept for the periods (8 bytes each): past
  * this many in a selection no period is computed, and memory stays bounded. */
@@ -60,6 +61,13 @@ struct coverage {
 	char why[200];         /* !known: why (the first scan without) */
 	uint64_t samples, smi_windows, nmi_windows, unexplained;
 	bool smi_known;        /* every window could count SMIs */
+	/* For the rates: windows above their scan's threshold, SMIs (of the
+	 * windows' counts), NMIs; the thresholds of the scans (known when
+	 * each scan has one, from its summary or its samples). */
+	uint64_t over_threshold, smis, nmis;
+	bool threshold_known;
+	uint64_t threshold_min_ns, threshold_max_ns;
+	char threshold_why[160];
 	/* The dominant period: computed only for the events of one machine,
 	 * when the times were kept (COVERAGE_MAX_TIMES); else why not. */
 	bool period_computed;
@@ -85,5 +93,17 @@ int coverage_scan(const struct report_data *d, const struct scan_record *s, stru
 /* Every chosen scan's time sampled per CPU (of the selection) into ns;
  * false when a scan lacks it. */
 bool coverage_cpus(const struct report_data *d, uint64_t ns[HWLAT_MAX_CPUS]);
+/* Most rates of a figure: 4 kinds, and one per --fail-if size. */
+#define COVERAGE_RATES_MAX (4 + STATS_SIZES_MAX)
+
+/*
+ * The rates of a figure whose time sampled is known and above 0: windows
+ * above the threshold (its size when the scans share one), SMIs, NMIs,
+ * unexplained windows, then, when st is not NULL, the windows above each
+ * size st counts (the --fail-if rate(>SIZE) sizes), unknown below the
+ * largest threshold. Returns how many it put into out.
+ */
+size_t coverage_rates(const struct coverage *c, const struct stats *st,
+		      struct rate_figure out[COVERAGE_RATES_MAX]);
 /* Events per hour sampled (count / (ns / 3600 s)). */
 double per_hour(uint64_t count, uint64_t ns);

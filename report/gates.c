@@ -76,8 +76,7 @@ bool scanned_duration(const struct report_data *d, uint64_t *ret, char *why, siz
 	return known;
 }
 
-void gates_facts(const struct report_data *d, struct gate_facts *f, char *why,
-		 size_t why_size, char *smi_why, size_t smi_why_size)
+void gates_facts(const struct report_data *d, struct gate_facts *f, struct gates_why *why)
 {
 	struct coverage c;
 
@@ -87,9 +86,9 @@ void gates_facts(const struct report_data *d, struct gate_facts *f, char *why,
 	/* Counts that could not be known are never taken for 0. */
 	f->smi_known = d->all.smi_unknown_windows == 0;
 	if (!f->smi_known) {
-		snprintf(smi_why, smi_why_size, "%" PRIu64 " window%s could not count SMIs",
+		snprintf(why->smi, sizeof(why->smi), "%" PRIu64 " window%s could not count SMIs",
 			 d->all.smi_unknown_windows, d->all.smi_unknown_windows == 1 ? "" : "s");
-		f->smi_why = smi_why;
+		f->smi_why = why->smi;
 	}
 	for (size_t i = 0; i < d->n_scans; i++) {
 		const struct scan_record *s = &d->scans[i];
@@ -98,8 +97,8 @@ void gates_facts(const struct report_data *d, struct gate_facts *f, char *why,
 			continue;
 		if (s->has_summary && !s->smi_total_known && f->smi_known) {
 			f->smi_known = false;
-			snprintf(smi_why, smi_why_size, "scan %s: %s", s->id, s->smi_unavailable);
-			f->smi_why = smi_why;
+			snprintf(why->smi, sizeof(why->smi), "scan %s: %s", s->id, s->smi_unavailable);
+			f->smi_why = why->smi;
 		}
 		f->dropped += scan_dropped(s);
 		if (strcmp(scan_smi_scope(s), HWLAT_SMI_SCOPE_GUEST) == 0)
@@ -114,11 +113,47 @@ void gates_facts(const struct report_data *d, struct gate_facts *f, char *why,
 	 */
 	coverage_compute(d, NULL, -1, &c);
 	f->sampled_known = c.known;
-	f->sampled_ns = c.ns;
+	f->sampled_ns = f->smi_sampled_ns = c.ns;
 	if (!c.known) {
-		snprintf(why, why_size, "time sampled of %s", c.why);
-		f->sampled_why = why;
+		snprintf(why->sampled, sizeof(why->sampled), "time sampled of %s", c.why);
+		f->sampled_why = why->sampled;
 	}
+	/* rate(>SIZE): the largest threshold of the chosen scans. */
+	f->threshold_known = c.threshold_known;
+	f->threshold_ns = c.threshold_max_ns;
+	if (!c.threshold_known) {
+		snprintf(why->threshold, sizeof(why->threshold), "%s", c.threshold_why);
+		f->threshold_why = why->threshold;
+	}
+}
+
+/*
+ * A rate condition in JSON: the limit, the estimate and the bound it is
+ * decided on (per hour; null when unknown), the events and the time
+ * sampled, and, failed, the time sampled that would pass with no further
+ * event.
+ */
+static void print_rate_result(const struct gate *g, const struct gate_result *r)
+{
+	print_double("limit_per_hour", NULL, g->rate_limit);
+	if (g->event == RATE_GAPS_ABOVE)
+		print_latency("above_ns", NULL, g->size_ns);
+	if (!r->known) {
+		print_null("value_per_hour", NULL);
+		print_null("upper_bound_per_hour", NULL);
+		print_null("events", NULL);
+		print_null("sampled_ns", NULL);
+		print_null("sampled_needed_ns", NULL);
+		return;
+	}
+	print_double("value_per_hour", NULL, r->rate);
+	print_double("upper_bound_per_hour", NULL, r->r.upper_per_hour);
+	print_u64("events", NULL, r->r.events);
+	print_latency("sampled_ns", NULL, r->r.sampled_ns);
+	if (r->failed)
+		print_latency("sampled_needed_ns", NULL, r->sampled_needed_ns);
+	else
+		print_null("sampled_needed_ns", NULL);
 }
 
 static void print_one(const struct gate *g, const struct gate_facts *f,
@@ -136,6 +171,8 @@ static void print_one(const struct gate *g, const struct gate_facts *f,
 			print_latency("value_ns", NULL, r->value);
 		else
 			print_null("value_ns", NULL);
+	} else if (g->fact == GATE_RATE) {
+		print_rate_result(g, r);
 	} else if (g->fact == GATE_SMI_RATE) {
 		print_double("limit_per_hour", NULL, g->rate_limit);
 		if (r->known)
@@ -160,7 +197,7 @@ size_t print_gates(const struct report_data *d, bool has_data)
 	const struct gate_list *l = &d->o->gates;
 	struct gate_result res[GATE_MAX_CONDITIONS];
 	struct gate_facts f;
-	char why[256], smi_why[320];
+	struct gates_why why;
 	size_t failed;
 
 	if (!has_data) {
@@ -168,7 +205,7 @@ size_t print_gates(const struct report_data *d, bool has_data)
 		print_text("\nGates:        not evaluated: the selection holds no data\n");
 		return 0;
 	}
-	gates_facts(d, &f, why, sizeof(why), smi_why, sizeof(smi_why));
+	gates_facts(d, &f, &why);
 	failed = gate_eval_all(l, &f, res);
 	print_open_object("gates");
 	print_u64("failed", "\nGates:        %" PRIu64, failed);

@@ -18,14 +18,18 @@
  */
 bool selection_has_data(const struct report_data *d);
 
+/* Why a fact of gate_facts is not known; the facts point into it. */
+struct gates_why {
+	char sampled[256], smi[320], threshold[160];
+};
+
 /*
  * The facts of the selection (lib/gate.h): statistics, SMI windows,
  * dropped windows, the time sampled (coverage_compute(); unknown when a
- * chosen scan lacks it or --since/--until cut one, and when 0); why a
- * fact is unknown goes into why and smi_why, which f points into.
+ * chosen scan lacks it or --since/--until cut one, and when 0), the
+ * largest threshold; why a fact is unknown goes into why.
  */
-void gates_facts(const struct report_data *d, struct gate_facts *f, char *why,
-		 size_t why_size, char *smi_why, size_t smi_why_size);
+void gates_facts(const struct report_data *d, struct gate_facts *f, struct gates_why *why);
 
 /*
  * The scan durations of the chosen scans clipped to --since/--until (the

@@ -41,18 +41,24 @@ int metrics_write(const struct report_data *d, FILE *f)
 	};
 	struct attribution a;
 	struct gate_facts g;
-	char why[160], smi_why[320];
+	struct gates_why gwhy;
+	char why[160];
 	uint64_t cpu_ns[HWLAT_MAX_CPUS];
+	struct rate_figure figures[COVERAGE_RATES_MAX];
 	struct coverage c;
 
 	attribution_compute(d, &a);
-	gates_facts(d, &g, why, sizeof(why), smi_why, sizeof(smi_why));
+	gates_facts(d, &g, &gwhy);
 	x.scans = a.scans;
 	x.smi_known = attribution_smi_known(&a);
 	x.smi_total = a.smi_total;
 	x.dropped = g.dropped;
 	x.duration_known = scanned_duration(d, &x.duration_ns, why, sizeof(why));
 	coverage_compute(d, NULL, -1, &c);
+	if (c.known && c.ns > 0) {
+		x.rates = figures;
+		x.n_rates = coverage_rates(&c, &d->all, figures);
+	}
 	x.sampled_known = c.known && coverage_cpus(d, cpu_ns);
 	x.sampled_ns = c.ns;
 	x.cpu_sampled_ns = cpu_ns;

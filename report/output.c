@@ -280,6 +280,77 @@ static void print_rates_json(const struct coverage *c)
 	print_close_object();
 }
 
+/* One rate as a JSON object; its statement on a text line after indent. */
+static void print_rate(const struct rate_figure *f, int indent)
+{
+	char line[320];
+
+	print_open_object(NULL);
+	print_string("event", NULL, rate_event_key(f->event));
+	if (f->event == RATE_GAPS_ABOVE && f->above_ns)
+		print_latency("above_ns", NULL, f->above_ns);
+	else if (f->event == RATE_GAPS_ABOVE)
+		print_null("above_ns", NULL); /* each scan's threshold */
+	print_bool("known", NULL, f->known);
+	if (f->known) {
+		print_null("unknown_reason", NULL);
+		print_u64("count", NULL, f->r.events);
+		print_double("per_hour", NULL, f->r.per_hour);
+		print_double("interval_low_per_hour", NULL, f->r.low_per_hour);
+		print_double("interval_high_per_hour", NULL, f->r.high_per_hour);
+		print_double("upper_bound_per_hour", NULL, f->r.upper_per_hour);
+	} else {
+		print_string("unknown_reason", NULL, f->why);
+		print_null("count", NULL);
+		print_null("per_hour", NULL);
+		print_null("interval_low_per_hour", NULL);
+		print_null("interval_high_per_hour", NULL);
+		print_null("upper_bound_per_hour", NULL);
+	}
+	rate_sentence(f, line, sizeof(line));
+	/* Within 80 columns: past them, the figures go on a line of their own. */
+	if (indent + strlen(line) > 80 && strstr(line, "sampled: "))
+		print_text("%*s%.*s\n%*s%s\n", indent, "",
+			   (int)(strstr(line, "sampled: ") - line + 8), line, indent + 2, "",
+			   strstr(line, "sampled: ") + 9);
+	else
+		print_text("%*s%s\n", indent, "", line);
+	print_close_object();
+}
+
+/*
+ * The rates with their confidence (rate.h): JSON "rates", null when the
+ * time sampled is unknown or 0; text under label when it is set.
+ */
+static void print_rates(const struct coverage *c, const struct stats *st, const char *label)
+{
+	struct rate_figure f[COVERAGE_RATES_MAX];
+	size_t n;
+
+	if (!c->known || c->ns == 0) {
+		print_null("rates", NULL);
+		if (label)
+			print_text("%snot computed: %s\n", label, c->known ? "nothing was sampled" :
+				   "the time sampled is unknown");
+		return;
+	}
+	n = coverage_rates(c, st, f);
+	print_open_object("rates");
+	print_double("confidence", NULL, RATE_CONFIDENCE);
+	if (label)
+		print_text("%sper hour sampled; %s: intervals two-sided, bounds one-sided\n", label,
+			   RATE_CONFIDENCE_TEXT);
+	print_open_array("events");
+	for (size_t i = 0; i < n; i++) {
+		if (label)
+			print_rate(&f[i], (int)strlen(label));
+		else if (print_is_json())
+			print_rate(&f[i], 0);
+	}
+	print_close_array();
+	print_close_object();
+}
+
 /* "180.000 s" */
 static char *format_period(uint64_t ns, char *buf, size_t size)
 {
@@ -334,8 +405,8 @@ static void print_period(const struct coverage *c, const char *fmt)
  * "<label>15min 0s", "<rlabel>32 samples, 4 SMI windows, ..." (per hour
  * sampled; no line when unknown) and "<plabel>180.000 s, ...".
  */
-static void print_coverage(const struct coverage *c, const char *label, const char *rlabel,
-			   const char *plabel)
+static void print_coverage(const struct coverage *c, const struct stats *st, const char *label,
+			   const char *rlabel, const char *ratelabel, const char *plabel)
 {
 	char fmt[64];
 
@@ -360,6 +431,7 @@ static void print_coverage(const struct coverage *c, const char *label, const ch
 		print_double(NULL, ", %s NMI windows", per_hour(c->nmi_windows, c->ns));
 		print_double(NULL, ", %s unexplained\n", per_hour(c->unexplained, c->ns));
 	}
+	print_rates(c, st, ratelabel);
 	snprintf(fmt, sizeof(fmt), "%s%%s\n", plabel);
 	print_period(c, fmt);
 }
@@ -431,7 +503,8 @@ static void print_scan(const struct scan_record *s, const struct coverage *c, bo
 	}
 	print_u64("samples_read", "  read:       %" PRIu64 " samples", s->seen);
 	print_u64("samples_matched", ", %" PRIu64 " match the selection\n", s->matched);
-	print_coverage(c, "  sampled:    ", "  per hour:   ", "  period:     ");
+	print_coverage(c, NULL, "  sampled:    ", "  per hour:   ", "  rates:      ",
+		       "  period:     ");
 	print_close_object();
 }
 
@@ -585,6 +658,7 @@ static void print_row(const struct report_options *o, const struct stats *st,
 	else
 		print_null("sampled_ns", NULL);
 	print_rates_json(c);
+	print_rates(c, st, NULL);
 	if (!per_cpu)
 		print_period(c, NULL);
 }
@@ -911,7 +985,8 @@ static int print_selection(struct report_data *d, const struct attribution *a,
 	r = coverage_period(d, NULL, &c);
 	if (r < 0)
 		return r;
-	print_coverage(&c, "Sampled:      ", "Per hour:     ", "Period:       ");
+	print_coverage(&c, &d->all, "Sampled:      ", "Per hour:     ", "Rates:        ",
+		       "Period:       ");
 	print_close_object();
 	return 0;
 }

@@ -157,6 +157,9 @@ struct scan_record {
 	size_t n_times, cap_times;
 	uint64_t smi_windows, nmi_windows;
 	bool smi_windows_unknown;
+	/* For the rates: matched windows above the threshold, and the SMIs
+	 * (of the known counts) and NMIs they took. */
+	uint64_t over_threshold, smis, nmis;
 	/* From the sample entries read (before --cpu/--since/--until). */
 	uint64_t seen, max_seq, sample_threshold_ns, seen_max_ns;
 	uint64_t first_ns, last_ns;

@@ -175,11 +175,16 @@ static size_t check_gates(const scan_config *cfg, const scan_tally *t,
 		.smi_known = sum->smi_total_known,
 		.smi_why = sum->smi_unavailable,
 		.dropped = sum->dropped,
-		/* smi-rate: per hour sampled, as the SMI total was counted. */
-		.sampled_ns = sum->sampled ? sampled_smi_ns(sum->sampled, sum->smi_method) : 0,
+		/* Rates per hour sampled: windows and NMIs over every CPU's time,
+		 * SMIs over the time the SMI total was counted in. */
+		.sampled_ns = sum->sampled ? sum->sampled->total : 0,
+		.smi_sampled_ns = sum->sampled ? sampled_smi_ns(sum->sampled, sum->smi_method) : 0,
 		.sampled_known = sum->sampled != NULL,
 		.sampled_why = "the time sampled is unavailable (said above)",
 		.smi_note = smi_scope_note(sum->smi_scope),
+		/* One threshold for the whole scan: the one in force. */
+		.threshold_ns = sum->threshold_ns,
+		.threshold_known = true,
 	};
 	size_t failed = gate_eval_all(&cfg->gates, &f, res);
 	char line[640];

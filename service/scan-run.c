@@ -238,6 +238,12 @@ int run_scan(const scan_options *o, const scan_config *cfg, int sig_fd)
 		}
 	}
 	tally_init(t, id, cfg->openmetrics_file[0] != '\0', export);
+	/* fail_if's rate(>SIZE): the windows above each size, counted exactly. */
+	r = gate_count_sizes(&cfg->gates, &t->stats);
+	if (r < 0) {
+		tally_done(t);
+		return log_error_errno(r, "cannot count the windows above the fail_if sizes");
+	}
 	run.b = open_backend(o, cfg->backend, &r);
 	if (run.b) {
 		r = run_backend(&run, sig_fd);

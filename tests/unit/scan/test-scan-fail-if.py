@@ -4,7 +4,9 @@
 detector (fake_detector.py): a condition that holds exits 6 and prints the
 condition on stderr ("FAIL: max = 30 us > 29.999 us"); at the limit it
 passes (exit 0, "pass: ..." with the summary); percentiles, SMI, NMI,
-unexplained, dropped and sample counts are those of the scan; smi-rate is
+unexplained, dropped and sample counts are those of the scan; the rates
+(rate(>SIZE), rate(smi), rate(nmi), rate(unexplained)) are decided on the
+95 % upper bound over the time sampled; smi-rate is
 per hour sampled (the module's `sampled`: the sum over CPUs round-robin,
 the longest CPU per-cpu), unknown and failing without it; the command
 line replaces the file's fail_if; --hardlimit keeps exit 1 when both fail;
@@ -119,6 +121,36 @@ def main(tmp):
           f"nothing sampled: smi-rate unknown, which fails (exit {r.returncode})",
           r.stdout + r.stderr)
 
+    # The rates, decided on the one-sided 95 % upper bound: 3.1 h sampled
+    # (5400 s and 5760 s), 2 windows above 20 us (25, 30 us), 1 above 25 us,
+    # 1 NMI, 2 SMIs (sum: over the same 3.1 h), 3 unexplained. mpmath's
+    # bounds (tests/unit/report/test-report-rates works them out): 2, 1 and
+    # 3 events give 6.295794, 4.743865 and 7.753657, over 3.1 h 2.031/h,
+    # 1.530/h and 2.501/h, shown rounded up; passing 2/h needs 3.1479 h,
+    # 2.874 min more, 1/h 4.744 h and 6.296 h, 1.644 h and 3.196 h more.
+    # 5 us is below the 10 us threshold: unknown.
+    r, _ = scan(tmp, "rates", ["--fail-if", "rate(>20us) > 2/h, rate(>25us) >= 1/h, "
+                               "rate(nmi) > 2/h, rate(smi) > 1/h, rate(unexplained) > 9/h, "
+                               "rate(>5us) > 1/h"],
+                sampled="0 5400000000000\n1 5760000000000\n")
+    more = "more sampled with no further event would pass"
+    st.ok(r.returncode == 6 and lines(r.stderr, "hwlat-scan: FAIL") == [
+        "hwlat-scan: FAIL: rate(>20us) = 0.645/h, not shown <= 2/h at 95 %: fewer than 2.04/h "
+        "(2 windows above 20 us in 3.1 h sampled); 2.88 min " + more,
+        "hwlat-scan: FAIL: rate(>25us) = 0.323/h, not shown < 1/h at 95 %: fewer than 1.54/h "
+        "(1 window above 25 us in 3.1 h sampled); 1.65 h " + more,
+        "hwlat-scan: FAIL: rate(smi) = 0.645/h, not shown <= 1/h at 95 %: fewer than 2.04/h "
+        "(2 SMIs in 3.1 h sampled); 3.2 h " + more,
+        "hwlat-scan: FAIL: rate(>5us) unknown (gaps above 5 us are not all reported: the "
+        "threshold is 10 us), cannot tell whether > 1/h"] and
+          lines(r.stdout, "hwlat-scan: pass") == [
+        "hwlat-scan: pass: rate(nmi) = 0.323/h, not > 2/h at 95 %: fewer than 1.54/h "
+        "(1 NMI in 3.1 h sampled)",
+        "hwlat-scan: pass: rate(unexplained) = 0.968/h, not > 9/h at 95 %: fewer than 2.51/h "
+        "(3 unexplained windows in 3.1 h sampled)"],
+          f"rates: the scan's windows, NMIs and SMIs over its time sampled, on the bound "
+          f"(exit {r.returncode})", r.stdout + r.stderr)
+
     # SMIs the module cannot count are unknown, never 0: a gate on them fails.
     r, _ = scan(tmp, "smi-unavailable", ["--fail-if", "smi > 100, unexplained > 100, max > 1s"],
                 smi="unavailable: not an Intel CPU\n")
@@ -151,6 +183,10 @@ def main(tmp):
         (["--fail-if", "p101 > 20us"], None, "percentile 'p101' is above 100"),
         (["--fail-if", "jitter > 1"], None, "unknown fact 'jitter'"),
         (["--fail-if", "smi > lots"], None, "invalid count 'lots' for smi"),
+        (["--fail-if", "rate(>20us) > 1"], None, "condition 'rate(>20us) > 1': invalid rate '1' "
+         "(expected a number and a unit, /s /min /h or /d, such as 1/h or 0.5/min)"),
+        (["--fail-if", "rate(smi) <= 1/h"], None, "condition 'rate(smi) <= 1/h': a rate takes > "
+         "or >="),
         ([], "fail_if = max > 20 parsecs\n", "scan.conf:1: invalid value 'max > 20 parsecs' "
          "for 'fail_if'"),
     ):
