@@ -27,7 +27,7 @@
  * each, at most COVERAGE_MAX_TIMES). With less room the walk drops its
  * pages every few hundred entries and faults the values that entries
  * share back in each time, a cost in the kernel that a busy machine makes
- * dearer (docs/design.md, "Reading the journal"). 32 MiB leaves the
+ * dearer (docs/design.md, "The report's memory bound"). 32 MiB leaves the
  * journal 20 MiB at the least and stays below what a bare sd-journal walk
  * holds of a 32 MB journal file (44 MB: its windows overlap).
  */
