@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Choosing the hwlat entries and reading them; see select.h. */
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -8,6 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "coverage.h"
 #include "entry.h"
 #include "hwlat-journal.h"
 #include "log.h"
@@ -18,7 +20,22 @@
 #define MAX_MALFORMED_SHOWN 10
 /* Every this many entries, check the resident size against the budget. */
 #define RSS_CHECK_ENTRIES 256
-#define RSS_BUDGET (12U << 20)
+/*
+ * The walk's bound on its resident size. It counts everything resident, so
+ * it must leave sd-journal's windows room beside what the walk keeps: the
+ * program itself (about 4 MiB) and the window times of the period (8 bytes
+ * each, at most COVERAGE_MAX_TIMES). With less room the walk drops its
+ * pages every few hundred entries and faults the values that entries
+ * share back in each time, a cost in the kernel that a busy machine makes
+ * dearer (docs/design.md, "The report's memory bound"). 32 MiB leaves the
+ * journal 20 MiB at the least and stays below what a bare sd-journal walk
+ * holds of a 32 MB journal file (44 MB: its windows overlap).
+ */
+#define RSS_BUDGET (32U << 20)
+#define RSS_JOURNAL_ROOM_MIN (20U << 20)
+static_assert(RSS_BUDGET >=
+		      (4U << 20) + COVERAGE_MAX_TIMES * sizeof(uint64_t) + RSS_JOURNAL_ROOM_MIN,
+	      "the walk's budget must leave the journal's pages room beside the window times");
 
 static int add_match(sd_journal *j, const char *field, const char *value)
 {
