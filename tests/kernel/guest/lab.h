@@ -2,7 +2,8 @@
 /*
  * Shared helpers of the guest test programs (abi-test, torture, nmi-probe):
  * TAP output, debugfs file access that reports -errno, strict parsers for
- * the `sample` and `stream` line formats of docs/interfaces.md, draining
+ * the `sample` and `stream` line formats of docs/interfaces.md and a parser
+ * of the trace event's text, draining
  * `stream` after an overflow, and a reader thread that blocks in read().
  *
  * These programs run inside the QEMU guest only (tests/kernel/lab), as root,
@@ -366,6 +367,61 @@ static inline bool parse_skip(const char *s, size_t len, uint64_t *seq, uint64_t
 	if (!digits(&p, end, windows, NULL) || *windows == 0 || p >= end || *p++ != '\n')
 		return false;
 	return p == end;
+}
+
+/* The windows of a stream drained to EOF, in order: 0 or -errno. */
+static inline int stream_windows(int fd, struct stream_line *w, size_t max, size_t *n)
+{
+	char buf[65536], part[512];
+	size_t plen = 0;
+	ssize_t r;
+
+	*n = 0;
+	while ((r = read(fd, buf, sizeof(buf))) > 0) {
+		for (ssize_t i = 0; i < r; i++) {
+			if (plen < sizeof(part))
+				part[plen++] = buf[i];
+			if (buf[i] != '\n')
+				continue;
+			if (*n < max && parse_stream(part, plen, &w[*n]))
+				(*n)++;
+			plen = 0;
+		}
+	}
+	return r < 0 ? -errno : 0;
+}
+
+/*
+ * One line of text of the trace event hwlat_detector:sample (tracefs's
+ * `trace`, `perf script`): its fields, or false when it is not one.
+ */
+static inline bool trace_window(const char *line, struct stream_line *t)
+{
+	const char *p = strstr(line, "sample: seq=");
+	long long smi_count, smi_ns;
+
+	if (!p)
+		return false;
+	if (sscanf(p, "sample: seq=%" SCNu64 " cpu=%" SCNu64 " ts=%" SCNu64 ".%" SCNu64
+		   " inner_ns=%" SCNu64 " outer_ns=%" SCNu64 " count=%" SCNu64 " nmi_count=%" SCNu64
+		   " nmi_ns=%" SCNu64 " smi_count=%lld smi_ns=%lld",
+		   &t->seq, &t->cpu, &t->sec, &t->nsec, &t->inner_ns, &t->outer_ns, &t->count,
+		   &t->nmi_count, &t->nmi_ns, &smi_count, &smi_ns) != 11)
+		return false;
+	t->smi_known = smi_count >= 0;
+	t->smi_count = t->smi_known ? (uint64_t)smi_count : 0;
+	t->smi_ns = t->smi_known ? (uint64_t)smi_ns : 0;
+	return true;
+}
+
+/* Every field of two windows agrees. */
+static inline bool same_window(const struct stream_line *a, const struct stream_line *b)
+{
+	return a->seq == b->seq && a->cpu == b->cpu && a->sec == b->sec && a->nsec == b->nsec &&
+	       a->inner_ns == b->inner_ns && a->outer_ns == b->outer_ns &&
+	       a->count == b->count && a->nmi_count == b->nmi_count && a->nmi_ns == b->nmi_ns &&
+	       a->smi_known == b->smi_known && a->smi_count == b->smi_count &&
+	       a->smi_ns == b->smi_ns;
 }
 
 /*
