@@ -8,15 +8,21 @@
 
 prom_pid="" prom_port="" prom_dir=""
 
-# prom_start DIR TSDB INTERVAL RULES NAME=PORT...: writes DIR/prometheus.yml
+# prom_start DIR TSDB INTERVAL RULES|NAME=PORT...: writes DIR/prometheus.yml
 # (job "node": one target 127.0.0.1:PORT per NAME, whose instance label is
-# NAME; scrapes and rule evaluations every INTERVAL; the rule file RULES)
+# NAME; scrapes and rule evaluations every INTERVAL; the rule files RULES)
 # and starts prometheus listening on 127.0.0.1 only, its TSDB in the folder
 # TSDB, its log in DIR/prometheus.log. Returns once it answers /-/ready;
 # fails, saying why, when it exits or is not ready within 60 s.
 prom_start() {
-	local dir=$1 tsdb=$2 interval=$3 rules=$4 target end
-	shift 4
+	local dir=$1 tsdb=$2 interval=$3 arg end rules=() targets=()
+	shift 3
+	for arg in "$@"; do
+		case "$arg" in
+		*=*) targets+=("$arg") ;;
+		*) rules+=("$arg") ;;
+		esac
+	done
 	prom_dir=$dir
 	mkdir -p "$dir" "$tsdb"
 	{
@@ -25,13 +31,15 @@ prom_start() {
 		echo "  scrape_timeout: $interval"
 		echo "  evaluation_interval: $interval"
 		echo "rule_files:"
-		echo "  - $rules"
+		for arg in "${rules[@]}"; do
+			echo "  - $arg"
+		done
 		echo "scrape_configs:"
 		echo "  - job_name: node"
 		echo "    static_configs:"
-		for target in "$@"; do
-			echo "      - targets: ['127.0.0.1:${target#*=}']"
-			echo "        labels: {instance: ${target%%=*}}"
+		for arg in "${targets[@]}"; do
+			echo "      - targets: ['127.0.0.1:${arg#*=}']"
+			echo "        labels: {instance: ${arg%%=*}}"
 		done
 	} >"$dir/prometheus.yml"
 	promtool check config "$dir/prometheus.yml" >"$dir/check-config.txt" 2>&1 || {
