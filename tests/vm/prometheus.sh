@@ -78,6 +78,7 @@ prom_get() {
 		echo "prom_get $path $*: $(cat "$out.err" "$out" 2>/dev/null | head -c 2000)"
 		return 1
 	fi
+	rm -f "$out.err"
 }
 
 # prom_query OUT EXPR [TIME]: an instant query at TIME (Unix seconds;
