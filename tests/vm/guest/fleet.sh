@@ -196,6 +196,9 @@ sys.stdout.write(urllib.request.urlopen("http://127.0.0.1:9100/metrics", timeout
 	# with --monitor, the monitor runs until the host has watched it.
 	mark exporter-ready
 	if [ "$monitor" = 1 ]; then
+		# The collector keeps the one-shot scan alone: the host's report
+		# checks count its samples, not the monitor's.
+		systemctl stop systemd-journal-upload.service
 		if systemctl start hwlat-monitor.service >"$res/monitor-start.txt" 2>&1; then
 			ok "systemctl start hwlat-monitor succeeds"
 			mark monitor-started
@@ -212,6 +215,7 @@ sys.stdout.write(urllib.request.urlopen("http://127.0.0.1:9100/metrics", timeout
 		else
 			not_ok "systemctl start hwlat-monitor succeeds"
 			sed 's/^/#   /' "$res/monitor-start.txt"
+			journalctl -b -u hwlat-monitor --no-pager | tail -n 15 | sed 's/^/#   /'
 			mark monitor-failed
 		fi
 		cp "$textfile_dir/hwlat-monitor.prom" "$res/hwlat-monitor.prom" 2>/dev/null
