@@ -133,6 +133,11 @@ for cmd in ['{"execute":"qmp_capabilities"}'] + sys.argv[2:]:
 PY
 }
 
+# vm_free_port: a TCP port that is free on 127.0.0.1 now (the kernel's pick).
+vm_free_port() {
+	/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
 # vm_newest DIR PATTERN: the newest file matching PATTERN in DIR (none: "").
 vm_newest() {
 	find "$1" -maxdepth 1 -name "$2" -printf '%T@ %p\n' 2>/dev/null |

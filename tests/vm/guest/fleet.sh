@@ -4,22 +4,30 @@
 # hwlat-tools offline as a user does, points systemd-journal-upload at the
 # host's collector, runs one `systemctl start hwlat-scan` (the host may stall
 # this guest meanwhile), waits until the upload has passed the scan's summary,
-# and with --node-exporter also scrapes prometheus-node-exporter's /metrics on
-# the guest's loopback. Prints TAP; leaves the facts the host checks in
-# /mnt/results: identity.txt, summary.json (the scan's summary entry),
-# samples.count (its sample entries in this guest's own journal),
-# metrics.txt (the scrape) and hwlat.prom (the textfile).
+# and with --node-exporter also has prometheus-node-exporter serve the scan's
+# textfile, scrapes its /metrics on the guest's loopback, says so on the
+# serial console ("HWLAT-MARK exporter-ready") and keeps serving until the
+# host's Prometheus is done with this guest (the host creates
+# /mnt/results/host-done). With --monitor it also starts hwlat-monitor
+# ("HWLAT-MARK monitor-started", or monitor-failed), stops it when the host
+# creates /mnt/results/monitor-stop, and says monitor-stopped. Prints TAP;
+# leaves the facts the host checks in /mnt/results: identity.txt,
+# summary.json (the scan's summary entry), samples.count (its sample
+# entries in this guest's own journal), metrics.txt (the scrape),
+# hwlat.prom (the textfile) and, with --monitor, hwlat-monitor.prom (the
+# monitor's last file) and monitor-journal.txt.
 #
-#   fleet.sh --collector=URL [--node-exporter] KEY=VALUE...
+#   fleet.sh --collector=URL [--node-exporter [--monitor]] KEY=VALUE...
 # KEY=VALUE lines go to /etc/hwlat/hwlat-scan.conf.
 set -uo pipefail
 
 res=/mnt/results
-url="" node_exporter=0 conf=()
+url="" node_exporter=0 monitor=0 conf=()
 for a in "$@"; do
 	case "$a" in
 	--collector=*) url=${a#*=} ;;
 	--node-exporter) node_exporter=1 ;;
+	--monitor) monitor=1 ;;
 	*=*) conf+=("${a%%=*} = ${a#*=}") ;;
 	*) echo "fleet.sh: bad argument '$a'" >&2; exit 2 ;;
 	esac
@@ -40,6 +48,18 @@ bail() {
 	exit 1
 }
 [ -n "$url" ] || bail "no --collector=URL"
+[ "$monitor" = 0 ] || [ "$node_exporter" = 1 ] || bail "--monitor needs --node-exporter"
+# wait_for FILE LIMIT: until the host creates FILE in the results folder, at
+# most LIMIT seconds; prints how long it waited; fails at the limit.
+wait_for() {
+	local waited=0
+	while [ ! -e "$1" ] && [ "$waited" -lt "$2" ]; do
+		sleep 1
+		waited=$((waited + 1))
+	done
+	echo "$waited"
+	[ -e "$1" ]
+}
 
 # 1. The network: QEMU's user-mode NIC, a static address and no gateway, so
 # the only host this guest can reach is 10.0.2.2, QEMU's alias of the host's
@@ -170,6 +190,42 @@ sys.stdout.write(urllib.request.urlopen("http://127.0.0.1:9100/metrics", timeout
 		not_ok "node-exporter's /metrics on 127.0.0.1:9100 has the hwlat_ series"
 		sed 's/^/#   /' "$res/metrics.err"
 		journalctl -b -u prometheus-node-exporter --no-pager | tail -n 20 | sed 's/^/#   /'
+	fi
+
+	# 8. The host's Prometheus scrapes this guest through QEMU's forward;
+	# with --monitor, the monitor runs until the host has watched it.
+	mark exporter-ready
+	if [ "$monitor" = 1 ]; then
+		# The collector keeps the one-shot scan alone: the host's report
+		# checks count its samples, not the monitor's.
+		systemctl stop systemd-journal-upload.service
+		if systemctl start hwlat-monitor.service >"$res/monitor-start.txt" 2>&1; then
+			ok "systemctl start hwlat-monitor succeeds"
+			mark monitor-started
+			if waited=$(wait_for "$res/monitor-stop" 900); then
+				ok "the monitor ran until the host had watched it ($waited s)"
+			else
+				not_ok "the host was done with the monitor within 900 s (no $res/monitor-stop)"
+			fi
+			if systemctl stop hwlat-monitor.service && ! systemctl is-failed -q hwlat-monitor.service; then
+				ok "systemctl stop hwlat-monitor: it ends cleanly"
+			else
+				not_ok "systemctl stop hwlat-monitor: it ends cleanly ($(systemctl show -P Result hwlat-monitor.service))"
+			fi
+		else
+			not_ok "systemctl start hwlat-monitor succeeds"
+			sed 's/^/#   /' "$res/monitor-start.txt"
+			journalctl -b -u hwlat-monitor --no-pager | tail -n 15 | sed 's/^/#   /'
+			mark monitor-failed
+		fi
+		cp "$textfile_dir/hwlat-monitor.prom" "$res/hwlat-monitor.prom" 2>/dev/null
+		journalctl -b -u hwlat-monitor --no-pager >"$res/monitor-journal.txt" 2>&1
+		mark monitor-stopped
+	fi
+	if waited=$(wait_for "$res/host-done" 900); then
+		ok "node-exporter served the host's Prometheus until it was done ($waited s)"
+	else
+		not_ok "the host's Prometheus was done with this guest within 900 s (no $res/host-done)"
 	fi
 fi
 systemctl stop systemd-journal-upload.service
