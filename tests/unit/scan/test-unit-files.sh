@@ -63,6 +63,30 @@ ok $r "service has no [Install]: packages never start or enable it"
 if grep -q '^OnCalendar=' "$svc/hwlat-scan.timer"; then r=0; else r=1; fi
 ok $r "timer has a schedule"
 
+# The monitor's unit: verified and hardened as the scan's, with what its
+# design needs (docs/design.md, "The monitor").
+sed "s|@sbindir@|$(dirname "$scan")|g" "$svc/hwlat-monitor.service.in" >"$tmp/hwlat-monitor.service"
+out=$(cd "$tmp" && systemd-analyze verify --man=no ./hwlat-monitor.service 2>&1) && rc=0 || rc=$?
+if [ "$rc" -eq 0 ] && [ -z "$out" ]; then r=0; else r=1; fi
+ok $r "monitor: systemd-analyze verify: no message" "$out"
+out=$(cd "$tmp" && systemd-analyze security --offline=yes --threshold=15 ./hwlat-monitor.service 2>&1) && rc=0 || rc=$?
+mlevel=$(sed -n 's/.*Overall exposure level for hwlat-monitor.service: \([0-9.]*\).*/\1/p' <<<"$out")
+if [ "$rc" -eq 0 ] && [ -n "$mlevel" ]; then r=0; else r=1; fi
+ok $r "monitor: systemd-analyze security: exposure $mlevel <= 1.5" "$(tail -15 <<<"$out")"
+unit=$tmp/hwlat-monitor.service
+check_line '^Type=notify$' "monitor: Type=notify (READY=1 once it samples)"
+check_line '^NotifyAccess=main$' "monitor: NotifyAccess=main"
+check_line '^WatchdogSec=[0-9]+s$' "monitor: a watchdog (pinged every second)"
+# shellcheck disable=SC2016 # a literal $MAINPID
+check_line '^ExecReload=/bin/kill -HUP \$MAINPID$' "monitor: reload is SIGHUP"
+check_line '^ExecStartPre=\+/.*/hwlat-scan --monitor --load-module$' "monitor: privileged --monitor --load-module (module and msr)"
+check_line '^ExecStart=/.*/hwlat-scan --monitor --unit$' "monitor: hwlat-scan --monitor --unit"
+check_line '^LogRateLimitIntervalSec=0$' "monitor: journald rate limit off"
+check_line '^CapabilityBoundingSet=CAP_SYS_RAWIO$' "monitor: only CAP_SYS_RAWIO (MSR_SMI_COUNT)"
+check_line '^DeviceAllow=char-cpu/msr r$' "monitor: the msr devices only, read"
+check_line '^WantedBy=multi-user.target$' "monitor: can be enabled (packages never do)"
+unit=$tmp/hwlat-scan.service
+
 # The default duration (120 s) plus drain fits in TimeoutStartSec.
 timeout_min=$(sed -n 's/^TimeoutStartSec=\([0-9]*\)min$/\1/p' "$unit")
 if [ "$((timeout_min * 60))" -gt 125 ]; then r=0; else r=1; fi
