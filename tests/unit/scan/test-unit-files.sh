@@ -34,15 +34,21 @@ ok $r "--check-config names the config keys (${#keys[@]}: ${keys[*]})"
 sed "s|@sbindir@|$(dirname "$scan")|g" "$svc/hwlat-scan.service.in" >"$tmp/hwlat-scan.service"
 cp "$svc/hwlat-scan.timer" "$tmp/"
 
-out=$(cd "$tmp" && systemd-analyze verify --man=no ./hwlat-scan.service ./hwlat-scan.timer 2>&1) && rc=0 || rc=$?
-if [ "$rc" -eq 0 ] && [ -z "$out" ]; then r=0; else r=1; fi
-ok $r "systemd-analyze verify: no message" "$out"
-
-out=$(cd "$tmp" && systemd-analyze security --offline=yes --threshold=15 ./hwlat-scan.service 2>&1) && rc=0 || rc=$?
-level=$(sed -n 's/.*Overall exposure level for hwlat-scan.service: \([0-9.]*\).*/\1/p' <<<"$out")
-if [ "$rc" -eq 0 ] && [ -n "$level" ]; then r=0; else r=1; fi
-ok $r "systemd-analyze security: exposure $level <= 1.5" "$(tail -15 <<<"$out")"
-echo "# exposure level: $level"
+# verify_unit PREFIX UNIT [FILE...]: systemd-analyze verify says nothing of
+# UNIT and FILEs, and its exposure is at most 1.5 (sets level).
+verify_unit() {
+	local prefix=$1 unit=$2 out rc
+	shift 2
+	out=$(cd "$tmp" && systemd-analyze verify --man=no "./$unit" "${@/#/./}" 2>&1) && rc=0 || rc=$?
+	if [ "$rc" -eq 0 ] && [ -z "$out" ]; then r=0; else r=1; fi
+	ok $r "${prefix}systemd-analyze verify: no message" "$out"
+	out=$(cd "$tmp" && systemd-analyze security --offline=yes --threshold=15 "./$unit" 2>&1) && rc=0 || rc=$?
+	level=$(sed -n "s/.*Overall exposure level for $unit: \([0-9.]*\).*/\1/p" <<<"$out")
+	if [ "$rc" -eq 0 ] && [ -n "$level" ]; then r=0; else r=1; fi
+	ok $r "${prefix}systemd-analyze security: exposure $level <= 1.5" "$(tail -15 <<<"$out")"
+	echo "# ${prefix}exposure level: $level"
+}
+verify_unit "" hwlat-scan.service hwlat-scan.timer
 
 unit=$tmp/hwlat-scan.service
 check_line() { # check_line REGEX DESCRIPTION
@@ -66,13 +72,7 @@ ok $r "timer has a schedule"
 # The monitor's unit: verified and hardened as the scan's, with what its
 # design needs (docs/design.md, "The monitor").
 sed "s|@sbindir@|$(dirname "$scan")|g" "$svc/hwlat-monitor.service.in" >"$tmp/hwlat-monitor.service"
-out=$(cd "$tmp" && systemd-analyze verify --man=no ./hwlat-monitor.service 2>&1) && rc=0 || rc=$?
-if [ "$rc" -eq 0 ] && [ -z "$out" ]; then r=0; else r=1; fi
-ok $r "monitor: systemd-analyze verify: no message" "$out"
-out=$(cd "$tmp" && systemd-analyze security --offline=yes --threshold=15 ./hwlat-monitor.service 2>&1) && rc=0 || rc=$?
-mlevel=$(sed -n 's/.*Overall exposure level for hwlat-monitor.service: \([0-9.]*\).*/\1/p' <<<"$out")
-if [ "$rc" -eq 0 ] && [ -n "$mlevel" ]; then r=0; else r=1; fi
-ok $r "monitor: systemd-analyze security: exposure $mlevel <= 1.5" "$(tail -15 <<<"$out")"
+verify_unit "monitor: " hwlat-monitor.service
 unit=$tmp/hwlat-monitor.service
 check_line '^Type=notify$' "monitor: Type=notify (READY=1 once it samples)"
 check_line '^NotifyAccess=main$' "monitor: NotifyAccess=main"
