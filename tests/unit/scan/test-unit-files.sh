@@ -84,6 +84,9 @@ check_line '^ExecStart=/.*/hwlat-scan --monitor --unit$' "monitor: hwlat-scan --
 check_line '^LogRateLimitIntervalSec=0$' "monitor: journald rate limit off"
 check_line '^CapabilityBoundingSet=CAP_SYS_RAWIO$' "monitor: only CAP_SYS_RAWIO (MSR_SMI_COUNT)"
 check_line '^DeviceAllow=char-cpu/msr r$' "monitor: the msr devices only, read"
+check_line '^After=modprobe@msr.service$' "monitor: msr loaded before DeviceAllow= is resolved"
+check_line '^ReadOnlyPaths=/sys /proc/sys ' "monitor: /sys and /proc/sys read-only"
+check_line '^ReadWritePaths=-/sys/kernel/debug$' "monitor: debugfs writable whole (a reloaded module's new directory)"
 check_line '^WantedBy=multi-user.target$' "monitor: can be enabled (packages never do)"
 unit=$tmp/hwlat-scan.service
 
