@@ -291,7 +291,7 @@ static void tick_sampling(monitor *m)
 		log_error_errno(fd, "cannot open %s/stream; trying again", m->det_path);
 		return;
 	}
-	r = reader_read_buffered(&m->rd, fd);
+	r = reader_read_until(&m->rd, fd, now_ns(CLOCK_MONOTONIC) + MONITOR_READ_NS);
 	close(fd);
 	read_totals(m);
 	/* The end of the stream: someone stopped the detector, or unloads it. */

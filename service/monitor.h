@@ -15,6 +15,14 @@
 
 /* How often the monitor reads the stream, the totals and the scan lock. */
 #define MONITOR_TICK_NS NSEC_PER_SEC
+/*
+ * How long one tick reads the stream at most. Lines that come faster than
+ * they can be journaled (a storm with a large monitor_sample_budget) wait
+ * in the stream, and once it is full the module counts them as dropped,
+ * rather than the loop never getting back to its signals, its intervals
+ * and the watchdog.
+ */
+#define MONITOR_READ_NS (NSEC_PER_SEC / 2)
 /* How often the metrics file is rewritten, beside every interval's end. */
 #define MONITOR_METRICS_PERIOD_NS (15 * NSEC_PER_SEC)
 /* How long an entry waits for journald to take it (a journald restart). */
