@@ -218,14 +218,13 @@ fi
 mkdir -p /etc/systemd/journald.conf.d
 printf '[Journal]\nRateLimitIntervalSec=30s\nRateLimitBurst=100\n' >/etc/systemd/journald.conf.d/hwlat-test.conf
 systemctl restart systemd-journald
-# shellcheck disable=SC2016 # expanded by the control unit's shell
-systemd-run --quiet --wait --unit=hwlat-burst-control bash -c 'for i in $(seq 1000); do echo "control line $i"; done'
+seq -f 'control line %.0f' 1000 | systemd-cat -t hwlat-burst-control
 journalctl --sync
-control=$(journalctl -b -q -o cat -u hwlat-burst-control | grep -c '^control line' || true)
-if [ "$control" -lt 1000 ]; then
-	ok "journald's lowered rate limit is in force: a control unit kept $control of 1000 lines"
+control=$(journalctl -b -q -o cat -t hwlat-burst-control | grep -c '^control line' || true)
+if [ "$control" -gt 0 ] && [ "$control" -lt 1000 ]; then
+	ok "journald's lowered rate limit is in force: a control burst kept $control of 1000 lines"
 else
-	not_ok "journald's lowered rate limit is in force (a control unit kept all $control lines)"
+	not_ok "journald's lowered rate limit is in force (a control burst kept $control of 1000 lines)"
 fi
 inv=$(prop hwlat-monitor InvocationID)
 write_conf "monitor_interval = 40s" "monitor_threshold = 1us" "monitor_width = 100us" \
@@ -263,7 +262,7 @@ print(max([int(x["HWLAT_JOURNALED"]) * 30 * 10**9 // int(x["HWLAT_DURATION_NS"])
       sum(int(x["HWLAT_JOURNALED"]) for x in e))')"
 got=$(($(journalctl -b -q -o cat MESSAGE_ID="$SAMPLE_ID" HWLAT_SCAN_ID="$inv" | wc -l) +
 	$(journalctl -b -q -o cat MESSAGE_ID=ab639cbb95654a4d8de1256da3c0ca68 HWLAT_SCAN_ID="$inv" | wc -l)))
-supp=$(journalctl -b -q -o cat -u systemd-journald | grep -c 'hwlat-monitor.service.*uppressed' || true)
+supp=$(journalctl -b -q -o cat -u systemd-journald | grep -c 'uppressed.*hwlat-monitor.service' || true)
 echo "# burst: $burst entries per 30 s; journaled in all $journaled, in the journal $got"
 if [ "${burst:-0}" -gt 100 ] && [ "$got" = "$journaled" ] && [ "$supp" = 0 ]; then
 	ok "$burst entries per 30 s, above the lowered limit of 100: every entry journaled ($got) is there, nothing suppressed"
