@@ -132,3 +132,33 @@
  */
 #define HWLAT_F_SKIPPED_WINDOWS "HWLAT_SKIPPED_WINDOWS"
 #define HWLAT_F_SKIPPED_CPU_WINDOWS "HWLAT_SKIPPED_CPU_WINDOWS"
+
+/*
+ * hwlat-scan --monitor: one summary per interval (docs/interfaces.md section
+ * 2, "Monitor interval"), with the same HWLAT_SCAN_ID as the monitor's
+ * sample and skip entries; samples past the interval's budget are folded
+ * into it (a count and a histogram) instead of being journaled.
+ */
+#define HWLAT_INTERVAL_MESSAGE_ID "6d3e4f6fa03a4b40b324b6fdfbf15053"
+#define HWLAT_F_INTERVAL "HWLAT_INTERVAL"
+#define HWLAT_F_INTERVAL_END "HWLAT_INTERVAL_END"
+#define HWLAT_F_GAP_WINDOWS "HWLAT_GAP_WINDOWS"
+#define HWLAT_F_GAPS "HWLAT_GAPS"
+#define HWLAT_F_GAP_HISTOGRAM "HWLAT_GAP_HISTOGRAM"
+#define HWLAT_F_UNEXPLAINED_WINDOWS "HWLAT_UNEXPLAINED_WINDOWS"
+#define HWLAT_F_SMI_CPU "HWLAT_SMI_CPU"
+#define HWLAT_F_SAMPLE_BUDGET "HWLAT_SAMPLE_BUDGET"
+#define HWLAT_F_JOURNALED "HWLAT_JOURNALED"
+#define HWLAT_F_FOLDED "HWLAT_FOLDED"
+#define HWLAT_F_FOLDED_HISTOGRAM "HWLAT_FOLDED_HISTOGRAM"
+#define HWLAT_F_FOLDED_SKIP_RECORDS "HWLAT_FOLDED_SKIP_RECORDS"
+#define HWLAT_F_PAUSED_NS "HWLAT_PAUSED_NS"
+#define HWLAT_F_PAUSED_SCAN_NS "HWLAT_PAUSED_SCAN_NS"
+#define HWLAT_F_PAUSED_DETECTOR_NS "HWLAT_PAUSED_DETECTOR_NS"
+#define HWLAT_F_PAUSES "HWLAT_PAUSES"
+/* HWLAT_SMI_METHOD of an interval: the MSR read on one housekeeping CPU. */
+#define HWLAT_SMI_METHOD_MSR "msr"
+/* HWLAT_INTERVAL_END: why the interval ended. */
+#define HWLAT_INTERVAL_END_TIME "interval"
+#define HWLAT_INTERVAL_END_RELOAD "reload"
+#define HWLAT_INTERVAL_END_STOP "stop"

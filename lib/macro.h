@@ -39,6 +39,14 @@ static inline void fclosep(FILE **f)
 #define _cleanup_close_ _cleanup_(closep)
 #define _cleanup_fclose_ _cleanup_(fclosep)
 
+/* Exchanges two lvalues of the same type. */
+#define SWAP(a, b)                      \
+	do {                            \
+		__typeof__(a) swap_ = (a); \
+		(a) = (b);              \
+		(b) = swap_;            \
+	} while (0)
+
 #define ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
 #define STRINGIFY_(x) #x
 #define STRINGIFY(x) STRINGIFY_(x)

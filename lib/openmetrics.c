@@ -14,8 +14,7 @@
 
 static const char *const statuses[] = { "completed", "interrupted", "failed", "no-summary" };
 
-/* ns as exact decimal seconds: "0.0000305", "1764750060.5", "0". */
-static char *seconds(uint64_t ns, char *buf, size_t size)
+char *openmetrics_seconds(uint64_t ns, char *buf, size_t size)
 {
 	uint64_t frac = ns % NSEC_PER_SEC;
 	int digits = 9;
@@ -32,14 +31,14 @@ static char *seconds(uint64_t ns, char *buf, size_t size)
 	return buf;
 }
 
-static void family(FILE *f, const char *name, const char *type, const char *help)
+void openmetrics_family(FILE *f, const char *name, const char *type, const char *help)
 {
 	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
 static void gauge_u64(FILE *f, const char *name, const char *help, uint64_t v)
 {
-	family(f, name, "gauge", help);
+	openmetrics_family(f, name, "gauge", help);
 	fprintf(f, "%s %" PRIu64 "\n", name, v);
 }
 
@@ -47,8 +46,8 @@ static void gauge_seconds(FILE *f, const char *name, const char *help, uint64_t 
 {
 	char buf[32];
 
-	family(f, name, "gauge", help);
-	fprintf(f, "%s %s\n", name, seconds(ns, buf, sizeof(buf)));
+	openmetrics_family(f, name, "gauge", help);
+	fprintf(f, "%s %s\n", name, openmetrics_seconds(ns, buf, sizeof(buf)));
 }
 
 static void latency_summary(FILE *f, const struct openmetrics_facts *x)
@@ -56,14 +55,15 @@ static void latency_summary(FILE *f, const struct openmetrics_facts *x)
 	const struct stats *st = x->all;
 	char buf[32], sum[48];
 
-	family(f, "hwlat_latency_seconds", "summary",
+	openmetrics_family(f, "hwlat_latency_seconds", "summary",
 	       "Latency of the reported windows: percentiles within 0.4 %, sum and count.");
 	for (size_t i = 0; st->n > 0 && i < x->n_percentiles; i++)
 		fprintf(f, "hwlat_latency_seconds{quantile=\"%.10g\"} %s\n",
 			x->percentiles[i] / 100.0,
-			seconds(stats_percentile(st, x->percentiles[i]), buf, sizeof(buf)));
+			openmetrics_seconds(stats_percentile(st, x->percentiles[i]), buf, sizeof(buf)));
 	/* sum_ns may exceed 64 bits only with forged entries: saturate. */
-	seconds(st->sum_ns > UINT64_MAX ? UINT64_MAX : (uint64_t)st->sum_ns, sum, sizeof(sum));
+	openmetrics_seconds(st->sum_ns > UINT64_MAX ? UINT64_MAX : (uint64_t)st->sum_ns, sum,
+			    sizeof(sum));
 	fprintf(f, "hwlat_latency_seconds_sum %s\nhwlat_latency_seconds_count %" PRIu64 "\n",
 		sum, st->n);
 }
@@ -75,14 +75,15 @@ static void per_cpu(FILE *f, const struct openmetrics_facts *x, const char *name
 {
 	char buf[32];
 
-	family(f, name, "gauge", help);
+	openmetrics_family(f, name, "gauge", help);
 	for (unsigned c = 0; x->cpu && c < HWLAT_MAX_CPUS; c++) {
 		uint64_t v;
 
 		if (!x->cpu[c] || x->cpu[c]->n == 0 || !value(x->cpu[c], &v))
 			continue;
 		if (is_seconds)
-			fprintf(f, "%s{cpu=\"%u\"} %s\n", name, c, seconds(v, buf, sizeof(buf)));
+			fprintf(f, "%s{cpu=\"%u\"} %s\n", name, c,
+				openmetrics_seconds(v, buf, sizeof(buf)));
 		else
 			fprintf(f, "%s{cpu=\"%u\"} %" PRIu64 "\n", name, c, v);
 	}
@@ -122,12 +123,12 @@ static void last_scan(FILE *f, const struct openmetrics_facts *x)
 			      x->threshold_ns);
 	if (!x->have_last)
 		return;
-	family(f, "hwlat_last_scan_timestamp_seconds", "gauge",
+	openmetrics_family(f, "hwlat_last_scan_timestamp_seconds", "gauge",
 	       "End of the newest scan (its last sample when it has no summary), "
 	       "seconds since the epoch.");
 	fprintf(f, "hwlat_last_scan_timestamp_seconds %s\n",
-		seconds(x->last_end_ns, buf, sizeof(buf)));
-	family(f, "hwlat_last_scan_status", "gauge",
+		openmetrics_seconds(x->last_end_ns, buf, sizeof(buf)));
+	openmetrics_family(f, "hwlat_last_scan_status", "gauge",
 	       "Status of the newest scan: 1 for its status, 0 for the others.");
 	for (size_t i = 0; i < ELEMENTSOF(statuses); i++)
 		fprintf(f, "hwlat_last_scan_status{status=\"%s\"} %d\n", statuses[i],
@@ -215,11 +216,11 @@ int openmetrics_write(FILE *f, const struct openmetrics_facts *x)
 	if (x->sampled_known && x->cpu_sampled_ns) {
 		char buf[32];
 
-		family(f, "hwlat_cpu_sampled_seconds", "gauge", "Time sampled per CPU.");
+		openmetrics_family(f, "hwlat_cpu_sampled_seconds", "gauge", "Time sampled per CPU.");
 		for (unsigned c = 0; c < HWLAT_MAX_CPUS; c++)
 			if (x->cpu_sampled_ns[c])
 				fprintf(f, "hwlat_cpu_sampled_seconds{cpu=\"%u\"} %s\n", c,
-					seconds(x->cpu_sampled_ns[c], buf, sizeof(buf)));
+					openmetrics_seconds(x->cpu_sampled_ns[c], buf, sizeof(buf)));
 	}
 	per_cpu(f, x, "hwlat_cpu_samples", "Windows reported per CPU.", false, cpu_samples);
 	per_cpu(f, x, "hwlat_cpu_latency_max_seconds", "Largest latency per CPU.", true,
@@ -233,7 +234,17 @@ int openmetrics_write(FILE *f, const struct openmetrics_facts *x)
 	return ferror(f) ? -EIO : 0;
 }
 
+static int write_facts(FILE *f, const void *x)
+{
+	return openmetrics_write(f, x);
+}
+
 int openmetrics_write_file(const char *path, const struct openmetrics_facts *x)
+{
+	return openmetrics_write_file_with(path, write_facts, x);
+}
+
+int openmetrics_write_file_with(const char *path, openmetrics_writer write, const void *data)
 {
 	size_t len = strlen(path);
 	char *tmp = malloc(len + 8);
@@ -256,7 +267,7 @@ int openmetrics_write_file(const char *path, const struct openmetrics_facts *x)
 		close(fd);
 		goto fail;
 	}
-	r = openmetrics_write(f, x);
+	r = write(f, data);
 	if (r >= 0 && fsync(fileno(f)) < 0)
 		r = -errno;
 	if (fclose(f) != 0 && r >= 0)

@@ -55,6 +55,21 @@ struct openmetrics_facts {
 /* Writes the families to f; returns 0 or a negative errno (the write's). */
 int openmetrics_write(FILE *f, const struct openmetrics_facts *x);
 
+/* A writer of a whole file's content: 0 or a negative errno. */
+typedef int (*openmetrics_writer)(FILE *f, const void *data);
+
+/*
+ * What openmetrics_write_file() does, for any writer (the monitor's file):
+ * write(f, data) into a temporary file, then rename it over path.
+ */
+int openmetrics_write_file_with(const char *path, openmetrics_writer write, const void *data);
+
+/* ns as exact decimal seconds: "0.0000305", "1764750060.5", "0". Returns buf. */
+char *openmetrics_seconds(uint64_t ns, char *buf, size_t size);
+
+/* A family's "# HELP" and "# TYPE" lines. */
+void openmetrics_family(FILE *f, const char *name, const char *type, const char *help);
+
 /*
  * Writes them to a temporary file next to path (path.XXXXXX, mode 0644)
  * and renames it over path: a reader sees the old file or the new one,

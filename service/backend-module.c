@@ -104,7 +104,7 @@ static int module_open(scan_backend *b)
 		return -ENODEV;
 	}
 	b->path = m->det.path;
-	return backend_lock(&m->det, "running on");
+	return backend_lock(&m->det, "running on", b->lock_wait_ns);
 }
 
 /*
@@ -465,6 +465,16 @@ static int module_restore(scan_backend *b, bool final)
 	if (r < 0 && final)
 		log_msg("the detector's previous settings could not all be restored");
 	return r;
+}
+
+void module_backend_forget(scan_backend *b)
+{
+	module_backend *m = MODULE_BACKEND(b);
+
+	backend_close_stream(b);
+	m->changed = false;
+	m->loaded_module = false;
+	m->mounted_debugfs = false;
 }
 
 static void module_free(scan_backend *b)

@@ -56,7 +56,7 @@ static int tracer_open_backend(scan_backend *b)
 			t->dir.path);
 		return -ENODEV;
 	}
-	r = backend_lock(&t->dir, "using the kernel's tracer in");
+	r = backend_lock(&t->dir, "using the kernel's tracer in", b->lock_wait_ns);
 	if (r < 0)
 		return r;
 	if (tracer_read_state(t, &tb->saved) < 0)

@@ -2,8 +2,10 @@
 /* What the backends share; see backend.h. */
 #include <errno.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "backend.h"
+#include "deadline.h"
 #include "log.h"
 #include "macro.h"
 
@@ -20,10 +22,22 @@ void *backend_new(size_t size, const backend_ops *ops)
 	return b;
 }
 
-int backend_lock(detector *d, const char *held)
+int backend_lock(detector *d, const char *held, uint64_t wait_ns)
 {
+	uint64_t deadline = now_ns(CLOCK_MONOTONIC) + wait_ns;
 	int r = detector_lock(d);
 
+	/* Only the monitor holds it beside our scan lock; it gives way. */
+	if (r == -EWOULDBLOCK && wait_ns) {
+		log_msg("%s is held by the monitor (hwlat-scan --monitor); waiting up to %llu s for "
+			"it to pause", d->path, (unsigned long long)(wait_ns / NSEC_PER_SEC));
+		while (r == -EWOULDBLOCK && now_ns(CLOCK_MONOTONIC) < deadline) {
+			usleep(BACKEND_LOCK_RETRY_US);
+			r = detector_lock(d);
+		}
+		if (r == 0)
+			log_msg("the monitor paused; scanning");
+	}
 	if (r == -EWOULDBLOCK) {
 		log_msg("another hwlat-scan is already %s %s; not starting a second scan", held,
 			d->path);

@@ -66,10 +66,16 @@ struct scan_backend {
 	const scan_config *cfg; /* set before prepare */
 	const char *path;	/* the detector's directory, once open */
 	int stream_fd;		/* the lines of samples, once started; -1 */
+	uint64_t lock_wait_ns;	/* backend_lock()'s wait; set before open */
 };
 
 /* Each returns a new backend, or NULL (out of memory, logged). */
 scan_backend *module_backend_new(void);
+/*
+ * The module's detector went away under the monitor (unloaded): there is
+ * nothing left to restore, and restore then only closes what is open.
+ */
+void module_backend_forget(scan_backend *b);
 scan_backend *tracer_backend_new(void);
 
 /* A zeroed backend of size bytes (its own struct, scan_backend first) with ops. */
@@ -78,8 +84,12 @@ void *backend_new(size_t size, const backend_ops *ops);
 /*
  * Takes d for this scan: -EBUSY while another scan holds it ("another
  * hwlat-scan is already <held> <path>"), -EIO when it cannot be locked.
+ * With wait_ns (a scan that holds the scan lock, scan-lock.h), a held
+ * detector is the monitor's, which gives it up: tries again every
+ * BACKEND_LOCK_RETRY_US for that long first.
  */
-int backend_lock(detector *d, const char *held);
+#define BACKEND_LOCK_RETRY_US 50000
+int backend_lock(detector *d, const char *held, uint64_t wait_ns);
 
 /* Closes the stream, once. */
 void backend_close_stream(scan_backend *b);

@@ -187,7 +187,7 @@ static int parse_cpus(const config_key_def *k, scan_config *c, const char *value
 	format_cpulist(&m, buf, sizeof(buf));
 	if (parse_cpulist(buf, &back) < 0 || memcmp(&m, &back, sizeof(m)) != 0)
 		return bad_value(k, origin, value, -ERANGE, "cpulist too long");
-	snprintf(c->cpus, sizeof(c->cpus), "%s", buf);
+	snprintf(dest(k, c), k->size, "%s", buf);
 	return 0;
 }
 
@@ -235,6 +235,35 @@ static int parse_path(const config_key_def *k, scan_config *c, const char *value
 	snprintf(dest(k, c), k->size, "%s", value);
 	return 0;
 }
+
+/* A whole number from 0 to CONFIG_MONITOR_MAX_SAMPLE_BUDGET. */
+static int parse_budget(const config_key_def *k, scan_config *c, const char *value,
+			const char *origin)
+{
+	uint64_t v;
+
+	if (parse_u64(value, &v) < 0)
+		return bad_value(k, origin, value, -EINVAL, "expected a whole number such as 100");
+	if (v > CONFIG_MONITOR_MAX_SAMPLE_BUDGET)
+		return bad_value(k, origin, value, -ERANGE,
+				 "must be at most " STRINGIFY(CONFIG_MONITOR_MAX_SAMPLE_BUDGET));
+	*(uint64_t *)dest(k, c) = v;
+	return 0;
+}
+
+static const char *format_u64(const config_key_def *k, const scan_config *c, char *buf,
+			      size_t size)
+{
+	snprintf(buf, size, "%llu", (unsigned long long)*(const uint64_t *)src(k, c));
+	return buf;
+}
+
+static const span_rule interval_rule = {
+	.unit_ns = NSEC_PER_SEC,
+	.expected = "expected a duration such as 600 (seconds), 10m or 1h",
+	.min_ns = CONFIG_MONITOR_MIN_INTERVAL_NS,
+	.max_ns = CONFIG_MONITOR_MAX_INTERVAL_NS,
+};
 
 static const span_rule duration_rule = {
 	.unit_ns = NSEC_PER_SEC,
@@ -298,6 +327,23 @@ static const config_key_def keys[_CONFIG_KEY_MAX] = {
 	[CONFIG_BACKEND] = { "backend", parse_backend, format_backend, .names = backend_names,
 			     FIELD(backend),
 			     .unset = "the hwlat_detector module samples (backend = module)" },
+	[CONFIG_MONITOR_INTERVAL] = { "monitor_interval", parse_span, format_span,
+				      &interval_rule, FIELD(monitor.interval_ns) },
+	[CONFIG_MONITOR_THRESHOLD] = { "monitor_threshold", parse_span, format_span,
+				       &threshold_rule, FIELD(monitor.threshold_ns) },
+	[CONFIG_MONITOR_WIDTH] = { "monitor_width", parse_span, format_span, &width_rule,
+				   FIELD(monitor.width_ns) },
+	[CONFIG_MONITOR_WINDOW] = { "monitor_window", parse_span, format_span, &window_rule,
+				    FIELD(monitor.window_ns) },
+	[CONFIG_MONITOR_MODE] = { "monitor_mode", parse_name, format_string, .names = mode_names,
+				  FIELD(monitor.mode) },
+	[CONFIG_MONITOR_CPUS] = { "monitor_cpus", parse_cpus, format_string,
+				  FIELD(monitor.cpus),
+				  .unset = "the detector's CPUs are kept (the housekeeping CPUs)" },
+	[CONFIG_MONITOR_SAMPLE_BUDGET] = { "monitor_sample_budget", parse_budget, format_u64,
+					   FIELD(monitor.sample_budget) },
+	[CONFIG_MONITOR_OPENMETRICS_FILE] = { "monitor_openmetrics_file", parse_path,
+					      format_string, FIELD(monitor.openmetrics_file) },
 };
 
 const char *backend_name(backend_kind b)
@@ -325,7 +371,7 @@ int config_key_from_name(const char *name)
 int config_set(scan_config *c, const char *key, const char *value, const char *origin)
 {
 	int k = config_key_from_name(key);
-	char known[256];
+	char known[512];
 	size_t len = 0;
 	int r;
 

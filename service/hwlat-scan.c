@@ -19,6 +19,7 @@
 #include "log.h"
 #include "macro.h"
 #include "module.h"
+#include "monitor.h"
 #include "reader.h"
 #include "scan-config.h"
 #include "scan.h"
@@ -72,12 +73,24 @@ static void help(void)
 	       "  --openmetrics-file=PATH  after the scan, write its figures for Prometheus\n"
 	       "                      to PATH (atomically; e.g. in node-exporter's textfile\n"
 	       "                      directory /var/lib/prometheus/node-exporter/)\n"
+	       "      --monitor       run as the always-on monitor (hwlat-monitor.service):\n"
+	       "                      the monitor_* keys, an interval summary and the\n"
+	       "                      monitor_openmetrics_file every monitor_interval,\n"
+	       "                      until stopped; SIGHUP reloads the configuration\n"
+	       "  --monitor-interval=SPAN, --monitor-threshold=SPAN, --monitor-width=SPAN,\n"
+	       "  --monitor-window=SPAN, --monitor-mode=MODE, --monitor-cpus=LIST,\n"
+	       "  --monitor-sample-budget=N, --monitor-openmetrics-file=PATH\n"
+	       "                      the monitor's keys (default 10m, 10us, 10ms, 1s,\n"
+	       "                      round-robin, the detector's CPUs, 100 sample entries\n"
+	       "                      per interval, /var/lib/prometheus/node-exporter/\n"
+	       "                      hwlat-monitor.prom)\n"
 	       "  -C, --config=FILE   configuration file (default %s),\n"
 	       "                      then FILE.d/*.conf\n"
 	       "      --check-config  check the configuration, print the settings, touch\n"
 	       "                      nothing; exit 0 when valid, 2 when not\n"
 	       "  -q, --quiet         print no summary or progress\n"
-	       "      --load-module   load the module, remember it in /run/hwlat (for the unit)\n"
+	       "      --load-module   load the module, remember it in /run/hwlat (for the unit;\n"
+	       "                      with --monitor: also the msr module, nothing remembered)\n"
 	       "      --unload-module unload the module if --load-module loaded it\n"
 	       "      --unit          run as hwlat-scan.service: the module is loaded by\n"
 	       "                      ExecStartPre, the scan id is $INVOCATION_ID\n"
@@ -103,7 +116,15 @@ enum {
 	ARG_HARDLIMIT,
 	ARG_FAIL_IF, /* right after ARG_HARDLIMIT: keys in config_key order */
 	ARG_OPENMETRICS_FILE,
-	ARG_BACKEND, /* the last config key */
+	ARG_BACKEND,
+	ARG_MONITOR_INTERVAL,
+	ARG_MONITOR_THRESHOLD,
+	ARG_MONITOR_WIDTH,
+	ARG_MONITOR_WINDOW,
+	ARG_MONITOR_MODE,
+	ARG_MONITOR_CPUS,
+	ARG_MONITOR_SAMPLE_BUDGET,
+	ARG_MONITOR_OPENMETRICS_FILE, /* the last config key */
 	ARG_LOAD,
 	ARG_UNLOAD,
 	ARG_UNIT,
@@ -112,6 +133,8 @@ enum {
 	ARG_JOURNAL_EXPORT,
 	ARG_PLATFORM_ROOT,
 	ARG_CHECK_CONFIG,
+	ARG_MONITOR,
+	ARG_MSR_DIR,
 };
 
 static int parse_argv(int argc, char *argv[], scan_options *o, action *ret_action)
@@ -127,6 +150,14 @@ static int parse_argv(int argc, char *argv[], scan_options *o, action *ret_actio
 		{ "fail-if", required_argument, NULL, ARG_FAIL_IF },
 		{ "openmetrics-file", required_argument, NULL, ARG_OPENMETRICS_FILE },
 		{ "backend", required_argument, NULL, ARG_BACKEND },
+		{ "monitor-interval", required_argument, NULL, ARG_MONITOR_INTERVAL },
+		{ "monitor-threshold", required_argument, NULL, ARG_MONITOR_THRESHOLD },
+		{ "monitor-width", required_argument, NULL, ARG_MONITOR_WIDTH },
+		{ "monitor-window", required_argument, NULL, ARG_MONITOR_WINDOW },
+		{ "monitor-mode", required_argument, NULL, ARG_MONITOR_MODE },
+		{ "monitor-cpus", required_argument, NULL, ARG_MONITOR_CPUS },
+		{ "monitor-sample-budget", required_argument, NULL, ARG_MONITOR_SAMPLE_BUDGET },
+		{ "monitor-openmetrics-file", required_argument, NULL, ARG_MONITOR_OPENMETRICS_FILE },
 		{ "config", required_argument, NULL, 'C' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -135,11 +166,13 @@ static int parse_argv(int argc, char *argv[], scan_options *o, action *ret_actio
 		{ "unload-module", no_argument, NULL, ARG_UNLOAD },
 		{ "unit", no_argument, NULL, ARG_UNIT },
 		{ "check-config", no_argument, NULL, ARG_CHECK_CONFIG },
+		{ "monitor", no_argument, NULL, ARG_MONITOR },
 		/* For tests, documented in hwlat-scan(8), not in --help. */
 		{ "detector-dir", required_argument, NULL, ARG_DETECTOR_DIR },
 		{ "tracefs-dir", required_argument, NULL, ARG_TRACEFS_DIR },
 		{ "journal-export", required_argument, NULL, ARG_JOURNAL_EXPORT },
 		{ "platform-root", required_argument, NULL, ARG_PLATFORM_ROOT },
+		{ "msr-dir", required_argument, NULL, ARG_MSR_DIR },
 		{}
 	};
 	int c;
@@ -149,7 +182,7 @@ static int parse_argv(int argc, char *argv[], scan_options *o, action *ret_actio
 
 	while ((c = getopt_long(argc, argv, "C:qhV", longopts, NULL)) >= 0) {
 		switch (c) {
-		case ARG_DURATION ... ARG_BACKEND:
+		case ARG_DURATION ... ARG_MONITOR_OPENMETRICS_FILE:
 			if (o->n_overrides >= ELEMENTSOF(o->overrides)) {
 				log_msg("too many options");
 				return -E2BIG;
@@ -196,6 +229,12 @@ static int parse_argv(int argc, char *argv[], scan_options *o, action *ret_actio
 		case ARG_PLATFORM_ROOT:
 			o->platform_root = optarg;
 			break;
+		case ARG_MONITOR:
+			o->monitor = true;
+			break;
+		case ARG_MSR_DIR:
+			o->msr_dir = optarg;
+			break;
 		default:
 			log_msg("try 'hwlat-scan --help'");
 			return -EINVAL;
@@ -207,36 +246,6 @@ static int parse_argv(int argc, char *argv[], scan_options *o, action *ret_actio
 		return -EINVAL;
 	}
 	return 0;
-}
-
-static int load_config(const scan_options *o, scan_config *c)
-{
-	bool gates_replaced = false;
-	size_t i;
-	int r;
-
-	config_init(c);
-	r = config_load(c, o->config_path, o->config_explicit);
-	if (r < 0)
-		return r;
-	for (i = 0; i < o->n_overrides; i++) {
-		/* The command line's --fail-if replace the file's fail_if. */
-		if (strcmp(o->overrides[i].key, "fail_if") == 0 && !gates_replaced) {
-			c->gates.n = 0;
-			gates_replaced = true;
-		}
-		r = config_set(c, o->overrides[i].key, o->overrides[i].value,
-			       "command line");
-		if (r < 0)
-			return r;
-	}
-	/* Both given: decide now, before anything is touched. */
-	if (c->set[CONFIG_WIDTH] && c->set[CONFIG_WINDOW]) {
-		r = config_check_bounds(c, 0, 0);
-		if (r < 0)
-			return r;
-	}
-	return config_check_cpus_online(c, "/sys/devices/system/cpu/online");
 }
 
 /*
@@ -265,6 +274,11 @@ static int action_load_module(const scan_options *o, backend_kind backend)
 			return -ENODEV;
 	}
 	r = module_load(&loaded);
+	/* The monitor leaves the module loaded: a scan may run beside it. */
+	if (o->monitor) {
+		module_load_msr();
+		return r < 0 ? -ENODEV : 0;
+	}
 	if (r < 0 && backend == BACKEND_AUTO) {
 		log_msg("backend auto: the %s module cannot be loaded (said above); the scan will "
 			"use the kernel's hwlat tracer", MODULE_NAME);
@@ -292,7 +306,7 @@ static backend_kind configured_backend(const scan_options *o)
 {
 	_cleanup_free_ scan_config *cfg = malloc(sizeof(*cfg));
 
-	if (!cfg || load_config(o, cfg) < 0)
+	if (!cfg || scan_load_config(o, cfg) < 0)
 		return BACKEND_MODULE;
 	return cfg->backend;
 }
@@ -361,7 +375,8 @@ int main(int argc, char *argv[])
 	case ACTION_LOAD_MODULE:
 		if (!is_root())
 			return EXIT_NO_DETECTOR;
-		return exit_status(action_load_module(&o, configured_backend(&o)));
+		return exit_status(action_load_module(&o, o.monitor ? BACKEND_MODULE :
+								  configured_backend(&o)));
 	case ACTION_UNLOAD_MODULE:
 		if (!is_root())
 			return EXIT_NO_DETECTOR;
@@ -376,7 +391,7 @@ int main(int argc, char *argv[])
 		log_msg("out of memory");
 		return EXIT_FAILED;
 	}
-	if (load_config(&o, cfg) < 0)
+	if (scan_load_config(&o, cfg) < 0)
 		return EXIT_USAGE;
 	if (act == ACTION_CHECK_CONFIG)
 		return exit_status(check_config(cfg));
@@ -389,5 +404,7 @@ int main(int argc, char *argv[])
 	if (sig_fd < 0)
 		return EXIT_FAILED;
 
+	if (o.monitor)
+		return exit_status(monitor_run(&o, cfg, sig_fd));
 	return exit_status(run_scan(&o, cfg, sig_fd));
 }

@@ -14,7 +14,9 @@
 #include <systemd/sd-journal.h>
 
 #include "hwlat-journal.h"
+#include "deadline.h"
 #include "journal-entry.h"
+#include "log.h"
 #include "parse.h"
 
 void journal_entry_init(journal_entry *e)
@@ -46,15 +48,7 @@ int journal_entry_add(journal_entry *e, const char *fmt, ...)
 	return 0;
 }
 
-/* One NAME=value field: str, or the number num when str is NULL. */
-struct entry_field {
-	const char *name;
-	const char *str;
-	uint64_t num;
-};
-
-/* A number that may be unknown: NULL (take num) or HWLAT_UNAVAILABLE. */
-static const char *unless_known(bool known)
+const char *unless_known(bool known)
 {
 	return known ? NULL : HWLAT_UNAVAILABLE;
 }
@@ -65,8 +59,7 @@ static const char *or_unknown(const char *s)
 	return s ? s : "unknown";
 }
 
-/* Fields without a name are left out. */
-static int add_fields(journal_entry *e, const struct entry_field *f, size_t n)
+int journal_entry_add_fields(journal_entry *e, const struct entry_field *f, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		int r = !f[i].name ? 0 :
@@ -132,7 +125,7 @@ int journal_entry_sample_of(journal_entry *e, const char *scan_id, uint64_t thre
 				      format_latency(latency, lat, sizeof(lat)), s->cpu,
 				      attribution(s));
 	if (r >= 0)
-		r = add_fields(e, fields, sizeof(fields) / sizeof(fields[0]));
+		r = journal_entry_add_fields(e, fields, sizeof(fields) / sizeof(fields[0]));
 	return r < 0 ? r : 0;
 }
 
@@ -161,7 +154,7 @@ int journal_entry_skip(journal_entry *e, const char *scan_id, const char *backen
 				      s->cpu, (unsigned long long)s->skipped_windows,
 				      s->skipped_windows == 1 ? "" : "s");
 	if (r >= 0)
-		r = add_fields(e, fields, sizeof(fields) / sizeof(fields[0]));
+		r = journal_entry_add_fields(e, fields, sizeof(fields) / sizeof(fields[0]));
 	return r < 0 ? r : 0;
 }
 
@@ -200,15 +193,15 @@ static int add_identity(journal_entry *e, const machine_identity *known)
 		{ HWLAT_F_CPU_COUNT, unless_known(id->cpu_count_known), id->cpu_count },
 	};
 
-	return add_fields(e, fields, sizeof(fields) / sizeof(fields[0]));
+	return journal_entry_add_fields(e, fields, sizeof(fields) / sizeof(fields[0]));
 }
 
 /*
  * A per-CPU totals pair: HWLAT_SAMPLED_NS and HWLAT_SAMPLED_CPU_NS, or
  * HWLAT_SKIPPED_WINDOWS and HWLAT_SKIPPED_CPU_WINDOWS.
  */
-static int add_cpu_values(journal_entry *e, const char *total_field, const char *cpu_field,
-			  const cpu_values *t)
+int journal_entry_add_cpu_values(journal_entry *e, const char *total_field,
+				  const char *cpu_field, const cpu_values *t)
 {
 	char *cpus;
 	int r;
@@ -286,12 +279,13 @@ int journal_entry_summary(journal_entry *e, const scan_summary *s)
 				      over ? ", exceeds hard limit " : "",
 				      over ? format_latency(s->hardlimit_ns, limit, sizeof(limit)) : "");
 	if (r >= 0)
-		r = add_fields(e, fields, sizeof(fields) / sizeof(fields[0]));
+		r = journal_entry_add_fields(e, fields, sizeof(fields) / sizeof(fields[0]));
 	if (r >= 0)
-		r = add_cpu_values(e, HWLAT_F_SAMPLED_NS, HWLAT_F_SAMPLED_CPU_NS, s->sampled);
+		r = journal_entry_add_cpu_values(e, HWLAT_F_SAMPLED_NS, HWLAT_F_SAMPLED_CPU_NS,
+						 s->sampled);
 	if (r >= 0)
-		r = add_cpu_values(e, HWLAT_F_SKIPPED_WINDOWS, HWLAT_F_SKIPPED_CPU_WINDOWS,
-				   s->skipped);
+		r = journal_entry_add_cpu_values(e, HWLAT_F_SKIPPED_WINDOWS,
+						 HWLAT_F_SKIPPED_CPU_WINDOWS, s->skipped);
 	if (r >= 0)
 		r = add_identity(e, s->identity);
 	return r < 0 ? r : 0;
@@ -373,4 +367,25 @@ int journal_entry_send(const journal_entry *e, FILE *export)
 	if (fflush(export) != 0)
 		return -errno;
 	return 0;
+}
+
+int journal_entry_send_patient(const journal_entry *e, FILE *export, uint64_t patience_ns)
+{
+	uint64_t start, waited;
+	int r = journal_entry_send(e, export);
+
+	if (r >= 0 || !patience_ns || export)
+		return r;
+	log_error_errno(r, "journald did not take an entry; trying again for up to %llu s",
+			(unsigned long long)(patience_ns / NSEC_PER_SEC));
+	start = now_ns(CLOCK_MONOTONIC);
+	do {
+		usleep(JOURNAL_RETRY_MS * 1000);
+		r = journal_entry_send(e, export);
+		waited = now_ns(CLOCK_MONOTONIC) - start;
+	} while (r < 0 && waited < patience_ns);
+	if (r >= 0)
+		log_msg("journald took the entry after %llu ms",
+			(unsigned long long)(waited / NSEC_PER_MSEC));
+	return r;
 }

@@ -73,6 +73,26 @@ void journal_entry_init(journal_entry *e);
 int journal_entry_add(journal_entry *e, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* One NAME=value field: str, or the number num when str is NULL. */
+struct entry_field {
+	const char *name; /* NULL: the field is left out */
+	const char *str;
+	uint64_t num;
+};
+
+/* Adds the named fields of f[0..n). */
+int journal_entry_add_fields(journal_entry *e, const struct entry_field *f, size_t n);
+
+/* A number that may be unknown: NULL (take num) or HWLAT_UNAVAILABLE. */
+const char *unless_known(bool known);
+
+/*
+ * A per-CPU totals file as two fields: total_field=<total> and
+ * cpu_field=<cpu>:<value> ...; both "unavailable" when t is NULL.
+ */
+int journal_entry_add_cpu_values(journal_entry *e, const char *total_field,
+				 const char *cpu_field, const cpu_values *t);
+
 /*
  * Builds the sample entry (MESSAGE_ID, MESSAGE, PRIORITY, HWLAT_*) of a
  * sample of backend (HWLAT_BACKEND_*).
@@ -105,3 +125,12 @@ int journal_check_socket(void);
  * not NULL. Returns 0 or a negative errno.
  */
 int journal_entry_send(const journal_entry *e, FILE *export);
+
+/*
+ * journal_entry_send(), and when journald refuses the entry (restarting:
+ * its socket gone or nobody listening), tries again every
+ * JOURNAL_RETRY_MS for up to patience_ns, saying so once on standard
+ * error and again when it went through. patience_ns 0: one try.
+ */
+#define JOURNAL_RETRY_MS 100
+int journal_entry_send_patient(const journal_entry *e, FILE *export, uint64_t patience_ns);

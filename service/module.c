@@ -35,11 +35,16 @@ bool module_is_loaded(void)
 	return access(path, F_OK) == 0;
 }
 
+const char *module_run_dir(void)
+{
+	return env_or("HWLAT_RUN_DIR", MODULE_RUN_DIR);
+}
+
 /*
- * Runs "modprobe [opt1] [opt2] hwlat_detector"; returns its exit status or a
+ * Runs "modprobe [opt1] [opt2] <name>"; returns its exit status or a
  * negative errno.
  */
-static int run_modprobe(const char *opt1, const char *opt2)
+static int run_modprobe_of(const char *name, const char *opt1, const char *opt2)
 {
 	const char *prog = env_or("HWLAT_MODPROBE", "/sbin/modprobe");
 	posix_spawnattr_t attr;
@@ -54,7 +59,7 @@ static int run_modprobe(const char *opt1, const char *opt2)
 		argv[n++] = (char *)opt1;
 	if (opt2)
 		argv[n++] = (char *)opt2;
-	argv[n++] = (char *)MODULE_NAME;
+	argv[n++] = (char *)name;
 	argv[n] = NULL;
 
 	/* Not the scan's blocked signals and ignored SIGPIPE: modprobe's own. */
@@ -99,6 +104,23 @@ static const char *signing_hint(void)
 		       "mokutil --import /var/lib/dkms/mok.pub";
 	return "Secure Boot: this DKMS does not sign modules (no /var/lib/dkms/mok.pub); "
 	       "sign hwlat_detector.ko with a key enrolled with mokutil";
+}
+
+static int run_modprobe(const char *opt1, const char *opt2)
+{
+	return run_modprobe_of(MODULE_NAME, opt1, opt2);
+}
+
+int module_load_msr(void)
+{
+	int r = run_modprobe_of(MSR_MODULE_NAME, "--quiet", NULL);
+
+	if (r > 0) {
+		log_msg("modprobe %s failed (status %d): the monitor cannot count SMIs",
+			MSR_MODULE_NAME, r);
+		return -EIO;
+	}
+	return r;
 }
 
 int module_load(bool *ret_loaded)
@@ -149,13 +171,12 @@ int module_unload(void)
 
 static void marker_path(char *buf, size_t size)
 {
-	snprintf(buf, size, "%s/%s", env_or("HWLAT_RUN_DIR", "/run/hwlat"),
-		 MODULE_MARKER);
+	snprintf(buf, size, "%s/%s", module_run_dir(), MODULE_MARKER);
 }
 
 int module_marker_write(void)
 {
-	const char *dir = env_or("HWLAT_RUN_DIR", "/run/hwlat");
+	const char *dir = module_run_dir();
 	char path[PATH_MAX];
 	int fd;
 

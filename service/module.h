@@ -13,6 +13,16 @@
 
 #define MODULE_NAME "hwlat_detector"
 #define MODULE_MARKER "loaded-by-scan"
+/* Where the marker and the scan's lock (scan-lock.h) live. */
+#define MODULE_RUN_DIR "/run/hwlat"
+/* The kernel's /dev/cpu/N/msr driver: the monitor's SMI counts. */
+#define MSR_MODULE_NAME "msr"
+
+/* MODULE_RUN_DIR, or $HWLAT_RUN_DIR (tests). */
+const char *module_run_dir(void);
+
+/* Loads the msr module (a no-op where it is built in); 0 or a negative errno. */
+int module_load_msr(void);
 
 bool module_is_loaded(void);
 

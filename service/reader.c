@@ -134,7 +134,7 @@ int reader_drain(scan_reader *rd, int fd, uint64_t deadline)
 	}
 }
 
-int reader_read_buffered(scan_reader *rd, int fd)
+int reader_read_until(scan_reader *rd, int fd, uint64_t deadline)
 {
 	for (;;) {
 		int r = read_step(rd, fd);
@@ -143,7 +143,14 @@ int reader_read_buffered(scan_reader *rd, int fd)
 			return r;
 		if (r < 0 && !rd->tally->broken)
 			return read_error(rd, r);
+		if (now_ns(CLOCK_MONOTONIC) >= deadline)
+			return READ_WAIT;
 	}
+}
+
+int reader_read_buffered(scan_reader *rd, int fd)
+{
+	return reader_read_until(rd, fd, UINT64_MAX);
 }
 
 int reader_discard(scan_reader *rd, int fd)

@@ -46,6 +46,13 @@ sample_end reader_sample(scan_reader *rd, int fd, int sig_fd, uint64_t deadline)
 int reader_read_buffered(scan_reader *rd, int fd);
 
 /*
+ * The same, but returns 0 once the deadline (CLOCK_MONOTONIC) passed, with
+ * lines still in fd: a reader that must get back to other work while the
+ * lines come faster than it can take them (the monitor's journal).
+ */
+int reader_read_until(scan_reader *rd, int fd, uint64_t deadline);
+
+/*
  * Reads fd until EOF, for a stream that ends once its backend stopped;
  * -ETIMEDOUT (logged) if it has not ended by the deadline.
  */

@@ -13,6 +13,7 @@
 
 #include "hwlat_abi.h"
 #include "scan-config.h"
+#include "scan.h"
 #include "log.h"
 #include "macro.h"
 
@@ -20,6 +21,14 @@ void config_init(scan_config *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->duration_ns = CONFIG_DEFAULT_DURATION_NS;
+	c->monitor.interval_ns = CONFIG_MONITOR_DEFAULT_INTERVAL_NS;
+	c->monitor.threshold_ns = CONFIG_MONITOR_DEFAULT_THRESHOLD_NS;
+	c->monitor.width_ns = CONFIG_MONITOR_DEFAULT_WIDTH_NS;
+	c->monitor.window_ns = CONFIG_MONITOR_DEFAULT_WINDOW_NS;
+	snprintf(c->monitor.mode, sizeof(c->monitor.mode), "%s", CONFIG_MONITOR_DEFAULT_MODE);
+	c->monitor.sample_budget = CONFIG_MONITOR_DEFAULT_SAMPLE_BUDGET;
+	snprintf(c->monitor.openmetrics_file, sizeof(c->monitor.openmetrics_file), "%s",
+		 CONFIG_MONITOR_DEFAULT_OPENMETRICS_FILE);
 }
 
 int config_load_file(scan_config *c, const char *path, bool must_exist)
@@ -325,4 +334,34 @@ int config_check_cpus_online(const scan_config *c, const char *online_path)
 			return -EINVAL;
 		}
 	return 0;
+}
+
+int scan_load_config(const scan_options *o, scan_config *c)
+{
+	bool gates_replaced = false;
+	size_t i;
+	int r;
+
+	config_init(c);
+	r = config_load(c, o->config_path, o->config_explicit);
+	if (r < 0)
+		return r;
+	for (i = 0; i < o->n_overrides; i++) {
+		/* The command line's --fail-if replace the file's fail_if. */
+		if (strcmp(o->overrides[i].key, "fail_if") == 0 && !gates_replaced) {
+			c->gates.n = 0;
+			gates_replaced = true;
+		}
+		r = config_set(c, o->overrides[i].key, o->overrides[i].value,
+			       "command line");
+		if (r < 0)
+			return r;
+	}
+	/* Both given: decide now, before anything is touched. */
+	if (c->set[CONFIG_WIDTH] && c->set[CONFIG_WINDOW]) {
+		r = config_check_bounds(c, 0, 0);
+		if (r < 0)
+			return r;
+	}
+	return config_check_cpus_online(c, "/sys/devices/system/cpu/online");
 }

@@ -22,6 +22,23 @@
 #define CONFIG_DROPIN_SUFFIX ".d"
 #define CONFIG_DEFAULT_DURATION_NS (120 * NSEC_PER_SEC)
 
+/*
+ * The monitor's defaults: 10 ms of every 1 s window, one CPU at a time, is
+ * 1 % of one CPU with interrupts off (docs/design.md, "The monitor").
+ */
+#define CONFIG_MONITOR_DEFAULT_INTERVAL_NS (600 * NSEC_PER_SEC)
+#define CONFIG_MONITOR_DEFAULT_THRESHOLD_NS (10 * NSEC_PER_USEC)
+#define CONFIG_MONITOR_DEFAULT_WIDTH_NS (10 * NSEC_PER_MSEC)
+#define CONFIG_MONITOR_DEFAULT_WINDOW_NS (1 * NSEC_PER_SEC)
+#define CONFIG_MONITOR_DEFAULT_MODE "round-robin"
+#define CONFIG_MONITOR_DEFAULT_SAMPLE_BUDGET 100
+#define CONFIG_MONITOR_DEFAULT_OPENMETRICS_FILE \
+	"/var/lib/prometheus/node-exporter/hwlat-monitor.prom"
+/* An interval from 1 s (tests) to a day; budgets up to a million entries. */
+#define CONFIG_MONITOR_MIN_INTERVAL_NS NSEC_PER_SEC
+#define CONFIG_MONITOR_MAX_INTERVAL_NS (86400 * NSEC_PER_SEC)
+#define CONFIG_MONITOR_MAX_SAMPLE_BUDGET 1000000
+
 /* The scan's own bound (366 days); the module's are in src/hwlat_abi.h. */
 #define CONFIG_MAX_DURATION_NS (366 * 86400 * NSEC_PER_SEC)
 
@@ -50,6 +67,15 @@ typedef enum config_key {
 	CONFIG_FAIL_IF,
 	CONFIG_OPENMETRICS_FILE,
 	CONFIG_BACKEND,
+	/* hwlat-scan --monitor (monitor.h), after the scan's keys. */
+	CONFIG_MONITOR_INTERVAL,
+	CONFIG_MONITOR_THRESHOLD,
+	CONFIG_MONITOR_WIDTH,
+	CONFIG_MONITOR_WINDOW,
+	CONFIG_MONITOR_MODE,
+	CONFIG_MONITOR_CPUS,
+	CONFIG_MONITOR_SAMPLE_BUDGET,
+	CONFIG_MONITOR_OPENMETRICS_FILE,
 	_CONFIG_KEY_MAX,
 } config_key;
 
@@ -64,6 +90,17 @@ typedef struct scan_config {
 	struct gate_list gates; /* fail_if: conditions that fail the scan */
 	char openmetrics_file[4096]; /* absolute path; "" when not set */
 	backend_kind backend; /* BACKEND_MODULE unless set */
+	/* The monitor's own keys (defaults: CONFIG_MONITOR_DEFAULT_*). */
+	struct monitor_keys {
+		uint64_t interval_ns;
+		uint64_t threshold_ns;
+		uint64_t width_ns;
+		uint64_t window_ns;
+		char mode[16];
+		char cpus[4096]; /* "" while not set: the detector's CPUs are kept */
+		uint64_t sample_budget;
+		char openmetrics_file[4096];
+	} monitor;
 	bool set[_CONFIG_KEY_MAX];
 	/* Where each set key came from: "command line" or "FILE:LINE". */
 	char origin[_CONFIG_KEY_MAX][4096 + 16];

@@ -19,6 +19,7 @@
 #include "log.h"
 #include "macro.h"
 #include "scan-end.h"
+#include "scan-lock.h"
 
 void scan_extend_timeout(const scan_options *o, uint64_t duration_ns, uint64_t window_us)
 {
@@ -187,7 +188,8 @@ static bool tracer_fallback_allowed(const scan_options *o)
  * The backend the configuration names, opened; with auto, the module when
  * it can be used, else the tracer. NULL and *ret_r when none can be.
  */
-static scan_backend *open_backend(const scan_options *o, backend_kind kind, int *ret_r)
+static scan_backend *open_backend(const scan_options *o, backend_kind kind, uint64_t wait_ns,
+				  int *ret_r)
 {
 	scan_backend *b = kind == BACKEND_TRACER ? tracer_backend_new() : module_backend_new();
 	bool fallback;
@@ -198,6 +200,8 @@ static scan_backend *open_backend(const scan_options *o, backend_kind kind, int 
 		return NULL;
 	}
 	b->o = o;
+	/* The monitor holds only the module; it gives way to a scan. */
+	b->lock_wait_ns = kind == BACKEND_TRACER ? 0 : wait_ns;
 	r = b->ops->open(b);
 	if (r >= 0) {
 		if (kind == BACKEND_AUTO)
@@ -211,18 +215,42 @@ static scan_backend *open_backend(const scan_options *o, backend_kind kind, int 
 	if (fallback) {
 		log_msg("backend auto: the hwlat_detector module cannot be used (said above); "
 			"scanning with the kernel's hwlat tracer instead");
-		return open_backend(o, BACKEND_TRACER, ret_r);
+		return open_backend(o, BACKEND_TRACER, 0, ret_r);
 	}
 	*ret_r = r;
 	return NULL;
 }
 
+/*
+ * The scan's lock beside the monitor (scan-lock.h), held until exit; with
+ * a test's fake detector only where HWLAT_RUN_DIR names its own place.
+ * Returns the time a held detector is waited for, or -EBUSY.
+ */
+static int take_scan_lock(const scan_options *o, int *ret_fd, uint64_t *ret_wait_ns)
+{
+	int r;
+
+	*ret_wait_ns = 0;
+	*ret_fd = -1;
+	if ((o->detector_dir || o->tracefs_dir) && !getenv("HWLAT_RUN_DIR"))
+		return 0;
+	r = scan_lock_take(ret_fd);
+	if (r == -EBUSY)
+		return r;
+	/* Without it the scan runs as before: refused while the detector is held. */
+	if (r >= 0)
+		*ret_wait_ns = SCAN_LOCK_WAIT_NS;
+	return 0;
+}
+
 int run_scan(const scan_options *o, const scan_config *cfg, int sig_fd)
 {
+	_cleanup_close_ int lock_fd = -1;
 	_cleanup_fclose_ FILE *export = NULL;
 	_cleanup_free_ scan_tally *t = calloc(1, sizeof(*t));
 	char id[SD_ID128_STRING_MAX];
 	scan_run run = { .o = o, .cfg = cfg, .t = t };
+	uint64_t wait_ns;
 	int r;
 
 	if (!t) {
@@ -244,7 +272,8 @@ int run_scan(const scan_options *o, const scan_config *cfg, int sig_fd)
 		tally_done(t);
 		return log_error_errno(r, "cannot count the windows above the fail_if sizes");
 	}
-	run.b = open_backend(o, cfg->backend, &r);
+	r = take_scan_lock(o, &lock_fd, &wait_ns);
+	run.b = r < 0 ? NULL : open_backend(o, cfg->backend, wait_ns, &r);
 	if (run.b) {
 		r = run_backend(&run, sig_fd);
 		run.b->ops->free(run.b);

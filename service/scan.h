@@ -31,6 +31,8 @@ typedef struct scan_options {
 	const char *platform_root;
 	bool quiet;
 	bool unit; /* run by hwlat-scan.service (--unit) */
+	bool monitor; /* hwlat-scan --monitor (monitor.h) */
+	const char *msr_dir; /* tests: a fake /dev/cpu (smi-msr.h) */
 	struct {
 		const char *key;
 		const char *value;
@@ -50,6 +52,13 @@ typedef enum scan_verdict {
 #define DRAIN_GRACE_NS (2 * NSEC_PER_SEC)
 /* Beyond the drain, for restoring the settings and writing the summary. */
 #define FINISH_MARGIN_NS (30 * NSEC_PER_SEC)
+
+/*
+ * The configuration: the file and its drop-ins, then the command line's
+ * options, checked (width against window, the CPUs online). All or
+ * nothing; -EINVAL or -ERANGE (said) when anything is wrong.
+ */
+int scan_load_config(const scan_options *o, scan_config *c);
 
 /* Runs one scan with the signals of sig_fd ending it; a verdict or -errno. */
 int run_scan(const scan_options *o, const scan_config *cfg, int sig_fd);

@@ -117,15 +117,40 @@ static void count_seq(scan_tally *t, uint64_t seq)
 	t->last_seq = seq;
 }
 
+/*
+ * Sends the entry built for smp: 0 once sent, or folded by the hooks when
+ * journald did not take it in time (the monitor goes on); else the errno.
+ */
+static int tally_send(scan_tally *t, const hwlat_sample *smp)
+{
+	int r = journal_entry_send_patient(&t->entry, t->export, t->journal_patience_ns);
+
+	if (r < 0 && t->hooks) {
+		log_error_errno(r, "journald did not take entry %llu; counted in the interval's "
+				"summary instead", (unsigned long long)smp->seq);
+		t->hooks->unsent(t->hooks->data, smp);
+		return 0;
+	}
+	return r;
+}
+
+/* Whether the hooks let smp be journaled (always without hooks). */
+static bool tally_keep(scan_tally *t, const hwlat_sample *smp)
+{
+	return !t->hooks || t->hooks->keep(t->hooks->data, smp);
+}
+
 /* A skip record: its seq counts, its windows add up, and it is journaled. */
 static int tally_skip_record(scan_tally *t, const hwlat_sample *smp)
 {
 	int r;
 
 	t->skipped_windows += smp->skipped_windows;
+	if (!tally_keep(t, smp))
+		return 0;
 	r = journal_entry_skip(&t->entry, t->scan_id, t->backend, smp);
 	if (r >= 0)
-		r = journal_entry_send(&t->entry, t->export);
+		r = tally_send(t, smp);
 	if (r < 0) {
 		t->broken = true;
 		return log_error_errno(r, "cannot write skip record %llu to the journal",
@@ -168,9 +193,11 @@ int tally_line(scan_tally *t, const char *line, line_parser parse, void *backend
 		t->broken = true;
 		return log_error_errno(r, "cannot count sample %llu", (unsigned long long)smp.seq);
 	}
+	if (!tally_keep(t, &smp))
+		return 0;
 	r = journal_entry_sample_of(&t->entry, t->scan_id, t->threshold_ns, t->backend, &smp);
 	if (r >= 0)
-		r = journal_entry_send(&t->entry, t->export);
+		r = tally_send(t, &smp);
 	if (r < 0) {
 		t->broken = true;
 		return log_error_errno(r, "cannot write sample %llu to the journal",

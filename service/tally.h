@@ -30,6 +30,17 @@
  */
 typedef int (*line_parser)(void *backend, const char *line, hwlat_sample *ret);
 
+/*
+ * The monitor's say over the journal: called for each line once counted,
+ * true to journal its entry, false to fold it (monitor-interval.h); and,
+ * for an entry journald did not take within journal_patience_ns, unsent.
+ */
+typedef struct tally_journal_hooks {
+	bool (*keep)(void *data, const hwlat_sample *s);
+	void (*unsent)(void *data, const hwlat_sample *s);
+	void *data;
+} tally_journal_hooks;
+
 typedef struct scan_tally {
 	char scan_id[SD_ID128_STRING_MAX];
 	const char *backend;   /* HWLAT_BACKEND_* of the sample entries */
@@ -51,6 +62,9 @@ typedef struct scan_tally {
 	struct stats *cpu_stats[HWLAT_MAX_CPUS];
 	uint64_t skipped_lines; /* malformed, too long, cut: counted, not journaled */
 	uint64_t skipped_windows; /* the stream's skip records, added up */
+	/* NULL hooks: every line is journaled, a failed send breaks the tally. */
+	const tally_journal_hooks *hooks;
+	uint64_t journal_patience_ns; /* retrying a send journald refused */
 	/* Lines buffered before the scan started: counted here, nothing else. */
 	bool discard;
 	uint64_t discarded;

@@ -211,6 +211,18 @@ def to_journal(export, outdir):
     return [json.loads(l) for l in r.stdout.splitlines() if l.strip()], jfile
 
 
+# What --check-config prints for the monitor's keys when none is set.
+MONITOR_DEFAULTS = (
+    "# monitor_interval: from the default\nmonitor_interval = 10m\n"
+    "# monitor_threshold: from the default\nmonitor_threshold = 10us\n"
+    "# monitor_width: from the default\nmonitor_width = 10ms\n"
+    "# monitor_window: from the default\nmonitor_window = 1s\n"
+    "# monitor_mode: from the default\nmonitor_mode = round-robin\n"
+    "# monitor_cpus: not set, the detector's CPUs are kept (the housekeeping CPUs)\n"
+    "# monitor_sample_budget: from the default\nmonitor_sample_budget = 100\n"
+    "# monitor_openmetrics_file: from the default\n"
+    "monitor_openmetrics_file = /var/lib/prometheus/node-exporter/hwlat-monitor.prom\n")
+
 # An installed /etc/hwlat/hwlat-scan.conf must not change the tests: an
 # empty config comes first (a later --config wins).
 NO_CONFIG = ["--config", "/dev/null"]

@@ -6,6 +6,9 @@
  *   was disabled: a locked scan then fails with "the detector's stream ended
  *   before the scan did"), 0 when it holds nothing more for now, and takes
  *   every line before the end;
+ * - reader_read_until() with its deadline passed takes one read's worth of
+ *   lines and returns 0 with the rest still in the stream (the monitor must
+ *   get back to its loop during a storm), and loses none of them;
  * - reader_discard() counts what was buffered before the scan, counts none
  *   of it as a sample, and the line after it is the scan's first sample,
  *   journaled.
@@ -63,6 +66,30 @@ static void test_read_buffered(void)
 	close(fds[0]);
 }
 
+static void test_read_until(void)
+{
+	static scan_tally t;
+	scan_reader rd;
+	int fds[2], r;
+	unsigned long long first;
+
+	make_pipe(fds);
+	reader_init(&rd, &t, parse, NULL);
+	t.discard = true;
+	/* 400 lines of 32 bytes: more than one read of the 4096-byte buffer. */
+	for (int i = 0; i < 400; i++)
+		put_lines(fds[1], "1 0 1.000000000 5 30 20 1 0 0 0\n");
+	r = reader_read_until(&rd, fds[0], 0);
+	first = (unsigned long long)t.discarded;
+	ok(r == 0 && first > 0 && first < 400,
+	   "a deadline already passed: 0 (r=%d) after one read, %llu of 400 lines taken", r, first);
+	r = reader_read_buffered(&rd, fds[0]);
+	ok(r == 0 && t.discarded == 400, "the rest waited in the stream: all 400 taken (%llu)",
+	   (unsigned long long)t.discarded);
+	close(fds[0]);
+	close(fds[1]);
+}
+
 static void test_discard(void)
 {
 	static scan_tally t;
@@ -103,6 +130,7 @@ int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	test_read_buffered();
+	test_read_until();
 	test_discard();
 	return tap_finish();
 }

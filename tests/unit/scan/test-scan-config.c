@@ -351,7 +351,16 @@ static void test_config_dropins(void)
 			"# hardlimit: not set, no hard limit\n"
 			"# fail_if: from t.conf:4\nfail_if = max > 1ms, smi > 0\n"
 			"# openmetrics_file: not set, no metrics file is written\n"
-			"# backend: not set, the hwlat_detector module samples (backend = module)\n") == 0,
+			"# backend: not set, the hwlat_detector module samples (backend = module)\n"
+			"# monitor_interval: from the default\nmonitor_interval = 10m\n"
+			"# monitor_threshold: from the default\nmonitor_threshold = 10us\n"
+			"# monitor_width: from the default\nmonitor_width = 10ms\n"
+			"# monitor_window: from the default\nmonitor_window = 1s\n"
+			"# monitor_mode: from the default\nmonitor_mode = round-robin\n"
+			"# monitor_cpus: not set, the detector's CPUs are kept (the housekeeping CPUs)\n"
+			"# monitor_sample_budget: from the default\nmonitor_sample_budget = 100\n"
+			"# monitor_openmetrics_file: from the default\n"
+			"monitor_openmetrics_file = /var/lib/prometheus/node-exporter/hwlat-monitor.prom\n") == 0,
 	   "the printed configuration");
 	free(text);
 
@@ -488,7 +497,9 @@ static void test_config_messages(void)
 		ok(x.r == -EINVAL &&
 			   strcmp(err, "hwlat-scan: t.conf:3: unknown key 'bogus' (known: duration, "
 				       "threshold, width, window, mode, cpus, hardlimit, fail_if, "
-				       "openmetrics_file, backend)\n") == 0,
+				       "openmetrics_file, backend, monitor_interval, monitor_threshold, "
+				       "monitor_width, monitor_window, monitor_mode, monitor_cpus, "
+				       "monitor_sample_budget, monitor_openmetrics_file)\n") == 0,
 		   "an unknown key: -EINVAL (r=%d) and every known key, in the table's order", x.r);
 	}
 }

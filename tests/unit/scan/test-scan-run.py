@@ -533,7 +533,8 @@ def test_config_inputs(tmp):
             f"# hardlimit: from {main}:3\nhardlimit = 1500ns\n"
             "# fail_if: not set, no condition\n"
             "# openmetrics_file: not set, no metrics file is written\n"
-            "# backend: not set, the hwlat_detector module samples (backend = module)\n")
+            "# backend: not set, the hwlat_detector module samples (backend = module)\n"
+            + T.MONITOR_DEFAULTS)
     ok(r.returncode == 0 and r.stdout == want and snapshot(d) == before,
        "drop-ins in lexical order after the main file, later wins; --check-config prints "
        "each setting with its origin and touches nothing", r.stdout + r.stderr)

@@ -1,0 +1,342 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""hwlat-scan --monitor against the fake detector (fake_detector.py, this
+script playing the module, a fake /dev/cpu/N/msr and a fake sysfs), with
+2-second intervals. Proves that:
+
+- it applies the monitor_ settings (not the scan's), samples, journals two
+  sample entries (budget 2) and folds the other three into the interval's
+  summary, whose time sampled is the growth of the module's `sampled` and
+  whose SMIs are the growth of MSR_SMI_COUNT; the Prometheus file says the
+  same;
+- SIGHUP with a bad configuration changes nothing and says what was wrong;
+  with a good one it ends the interval ("reload") and applies it;
+- SIGTERM restores every setting, ends with a "stop" summary, exit 0;
+- a scan's lock (/run/hwlat/scan.lock, here HWLAT_RUN_DIR) pauses it: the
+  detector's settings go back, hwlat_monitor_paused is 1; once the lock is
+  gone it samples again, and the interval counts the pause as time paused,
+  not sampled;
+- a real one-shot scan started beside it waits for it, runs, and the monitor
+  resumes afterwards;
+- the detector going away (the module unloaded) pauses it without touching
+  anything; when the detector is back it takes it again;
+- a second monitor process starts every counter from 0 with its own start
+  time and its own id.
+TAP output; exit status 1 when any check failed."""
+import fcntl
+import os
+import signal
+import struct
+import subprocess
+import sys
+import threading
+import time
+
+sys.dont_write_bytecode = True  # keep the source tree clean
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fake_detector as fake  # noqa: E402
+
+ok = fake.ok
+INTERVAL_ID = "6d3e4f6fa03a4b40b324b6fdfbf15053"
+SETTINGS = ("threshold", "width", "window", "mode", "cpus", "enable")
+F_OFD_SETLK = 37
+
+
+class MonitorModule(threading.Thread):
+    """Plays the module for a reader that opens `stream` for each read:
+    while enable is 1 it holds the FIFO open read-write, so that lines
+    written wait in it; on enable=0 it lets go (the reader's EOF)."""
+
+    def __init__(self, d):
+        super().__init__(daemon=True)
+        self.d = d
+        self.fd = -1
+        self.pending = []
+        self.lock = threading.Lock()
+        self.stop = False
+        self.start()
+
+    def write(self, text):
+        with self.lock:
+            self.pending.append(text)
+
+    def run(self):
+        while not self.stop:
+            try:
+                on = fake.read(self.d, "enable").strip() == "1"
+            except OSError:  # the directory is away
+                on = False
+            with self.lock:
+                if on and self.fd < 0:
+                    self.fd = os.open(os.path.join(self.d, "stream"), os.O_RDWR)
+                if on and self.pending:
+                    os.write(self.fd, "".join(self.pending).encode())
+                    self.pending = []
+                if not on and self.fd >= 0:
+                    os.close(self.fd)
+                    self.fd = -1
+            time.sleep(0.02)
+
+    def close(self):
+        self.stop = True
+        self.join(2)
+        if self.fd >= 0:
+            os.close(self.fd)
+
+
+def first_cpu():
+    return min(os.sched_getaffinity(0))
+
+
+def put_msr(tmp, value):
+    cpu = first_cpu()
+    os.makedirs(os.path.join(tmp, "msr", str(cpu)), exist_ok=True)
+    with open(os.path.join(tmp, "msr", str(cpu), "msr"), "wb") as f:
+        f.write(b"\0" * 0x34 + struct.pack("<Q", value))
+
+
+def setup(tmp, interval="2s"):
+    """The fake detector, sysfs, msr and config; returns (d, module, conf)."""
+    d = fake.make_fake(tmp)
+    cpu_dir = os.path.join(tmp, "root/sys/devices/system/cpu")
+    os.makedirs(cpu_dir)
+    with open(os.path.join(cpu_dir, "online"), "w") as f:
+        f.write(f"{first_cpu()}\n")
+    put_msr(tmp, 10)
+    conf = os.path.join(tmp, "m.conf")
+    with open(conf, "w") as f:
+        f.write("threshold = 50us\nwidth = 300ms\n"  # the scan's: not the monitor's
+                f"monitor_interval = {interval}\nmonitor_sample_budget = 2\n"
+                f"monitor_openmetrics_file = {tmp}/m.prom\n")
+    os.makedirs(os.path.join(tmp, "run"))
+    return d, MonitorModule(d), conf
+
+
+def env(tmp):
+    return fake.scan_env({"HWLAT_RUN_DIR": os.path.join(tmp, "run")})
+
+
+def start(tmp, d, conf, export="exp"):
+    return subprocess.Popen(
+        [fake.SCAN, "--config", conf, "--monitor", "--detector-dir", d,
+         "--journal-export", os.path.join(tmp, export), "--msr-dir", os.path.join(tmp, "msr"),
+         "--platform-root", os.path.join(tmp, "root")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env(tmp))
+
+
+def entries(tmp, export="exp", mid=INTERVAL_ID):
+    try:
+        return [e for e in fake.parse_export(os.path.join(tmp, export))
+                if e.get("MESSAGE_ID") == mid]
+    except FileNotFoundError:
+        return []
+
+
+def wait_intervals(tmp, n, timeout=15, export="exp"):
+    return fake.wait_for(lambda: len(entries(tmp, export)) >= n, timeout)
+
+
+def prom(tmp):
+    try:
+        with open(os.path.join(tmp, "m.prom")) as f:
+            return dict(line.rsplit(" ", 1) for line in f.read().splitlines()
+                        if line and not line.startswith("#"))
+    except FileNotFoundError:
+        return {}
+
+
+def stop(p):
+    p.send_signal(signal.SIGTERM)
+    try:
+        return p.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        return p.communicate()
+
+
+def settings(d):
+    return {n: fake.read(d, n) for n in SETTINGS}
+
+
+def test_intervals_reload_stop(tmp):
+    d, mod, conf = setup(tmp)
+    before = settings(d)
+    p = start(tmp, d, conf)
+    up = fake.wait_for(lambda: os.path.exists(os.path.join(tmp, "m.prom")), 10)
+    now = settings(d)
+    ok(up and now["width"] == "10000\n" and now["window"] == "1000000\n" and
+       now["threshold"] == "10\n" and now["enable"] == "1\n",
+       "the monitor_ settings are applied (10 ms of 1 s, 10 us), not the scan's", now)
+    for i in range(5):
+        mod.write(fake.line(i + 1, 0, 1700000000 + i, 0, 20000 + 1000 * i, 0, 1, 0, 0, 0))
+    with open(os.path.join(d, "sampled"), "w") as f:
+        f.write("0 460123456\n1 449876543\n")  # CPU 0 sampled 10 ms more
+    put_msr(tmp, 13)
+    # The file is rewritten right after the summary is journaled.
+    got = wait_intervals(tmp, 1) and fake.wait_for(
+        lambda: "hwlat_monitor_last_interval_timestamp_seconds" in prom(tmp), 5)
+    iv = entries(tmp)[0] if got else {}
+    samples = entries(tmp, mid=fake.SAMPLE_ID)
+    ok(got and iv.get("HWLAT_SAMPLES") == "5" and iv.get("HWLAT_JOURNALED") == "2" and
+       iv.get("HWLAT_FOLDED") == "3" and len(samples) == 2 and
+       iv.get("HWLAT_FOLDED_HISTOGRAM") == "5e-05:3" and iv.get("HWLAT_GAPS") == "5" and
+       iv.get("HWLAT_MAX_NS") == "24000",
+       "interval 1: 5 windows, 2 sample entries (the budget), 3 folded with their histogram",
+       iv)
+    ok(iv.get("HWLAT_SAMPLED_NS") == "10000000" and iv.get("HWLAT_SAMPLED_CPU_NS") ==
+       "0:10000000" and iv.get("HWLAT_SMI_TOTAL") == "3" and
+       iv.get("HWLAT_SMI_CPU") == str(first_cpu()) and iv.get("HWLAT_INTERVAL_END") == "interval",
+       "its time sampled is the growth of `sampled` (10 ms on CPU 0), its SMIs the growth of "
+       "MSR_SMI_COUNT (10 -> 13)", iv)
+    # Every value, in order (the names and HELP lines: test-monitor-metrics).
+    # Worked out from the lines above: gaps of 20-24 us, 20 us in le 2e-05
+    # (inclusive), sum 110 us; no NMI and SMI count 0: all 5 unexplained.
+    values = [l for l in open(os.path.join(tmp, "m.prom")).read().splitlines()
+              if not l.startswith("#")] if got else []
+    times = [v.split(" ")[1] for v in values[:2]]
+    want = ([f"hwlat_monitor_start_time_seconds {times[0] if times else ''}",
+             f"hwlat_monitor_last_interval_timestamp_seconds {times[1] if len(times) > 1 else ''}",
+             "hwlat_monitor_paused 0", "hwlat_sampled_seconds_total 0.01",
+             'hwlat_cpu_sampled_seconds_total{cpu="0"} 0.01', "hwlat_gaps_total 5"] +
+            [f'hwlat_gap_seconds_bucket{{le="{le}"}} {n}' for le, n in
+             [("1e-06", 0), ("2e-06", 0), ("5e-06", 0), ("1e-05", 0), ("2e-05", 1), ("5e-05", 5),
+              ("0.0001", 5), ("0.0002", 5), ("0.0005", 5), ("0.001", 5), ("0.002", 5),
+              ("0.005", 5), ("0.01", 5), ("0.02", 5), ("0.05", 5), ("0.1", 5), ("0.2", 5),
+              ("0.5", 5), ("1", 5), ("+Inf", 5)]] +
+            ["hwlat_gap_seconds_sum 0.00011", "hwlat_gap_seconds_count 5", "hwlat_smis_total 3",
+             "hwlat_smis_available 1", "hwlat_nmis_total 0", "hwlat_unexplained_windows_total 5",
+             "hwlat_dropped_windows_total 0", "hwlat_skipped_windows_total 0",
+             "hwlat_interval_latency_max_seconds 0.000024", "hwlat_threshold_seconds 0.00001"])
+    ok(values == want and all(float(t) > 1.7e9 for t in times),
+       "the Prometheus file after interval 1, every value: 5 gaps, 0.01 s sampled on CPU 0, "
+       "3 SMIs, the histogram, max 24 us", "\n".join(values))
+
+    with open(conf, "a") as f:
+        f.write("monitor_width = 2s\n")
+    p.send_signal(signal.SIGHUP)
+    time.sleep(1.5)
+    ok(p.poll() is None and fake.read(d, "width") == "10000\n" and
+       fake.read(d, "enable") == "1\n",
+       "SIGHUP with a width the detector cannot take: still sampling with the old settings")
+    with open(conf, "w") as f:
+        f.write(f"monitor_interval = 2s\nmonitor_width = 20ms\n"
+                f"monitor_openmetrics_file = {tmp}/m.prom\n")
+    n = len(entries(tmp))
+    p.send_signal(signal.SIGHUP)
+    reloaded = fake.wait_for(lambda: fake.read(d, "width") == "20000\n", 10)
+    ends = [e.get("HWLAT_INTERVAL_END") for e in entries(tmp)[n:]]
+    ok(reloaded and "reload" in ends, "SIGHUP with a good one: the interval ends (reload), "
+       "width 20 ms is applied", ends)
+    out, err = stop(p)
+    last = entries(tmp)[-1] if entries(tmp) else {}
+    ok(p.returncode == 0 and settings(d) == before and last.get("HWLAT_INTERVAL_END") == "stop",
+       "SIGTERM: exit 0, every setting restored, a last summary (stop)",
+       f"exit {p.returncode}\n{settings(d)}\n{err}")
+    ok("invalid" in err and "going on with the running one" in err and
+       "reloaded the configuration" in err,
+       "it said the bad configuration was refused and the good one applied", err)
+    first_start = prom(tmp).get("hwlat_monitor_start_time_seconds")
+    ids = {e.get("HWLAT_SCAN_ID") for e in entries(tmp)}
+
+    # A second process: counters from 0, its own start time and id.
+    with open(os.path.join(d, "sampled"), "w") as f:
+        f.write("0 460123456\n1 449876543\n")
+    p = start(tmp, d, conf, export="exp2")
+    got = wait_intervals(tmp, 1, export="exp2")
+    m = prom(tmp)
+    out, err = stop(p)
+    iv2 = entries(tmp, "exp2")[0] if got else {}
+    ok(got and m.get("hwlat_gaps_total") == "0" and m.get("hwlat_sampled_seconds_total") == "0"
+       and m.get("hwlat_monitor_start_time_seconds") != first_start and
+       iv2.get("HWLAT_INTERVAL") == "1" and iv2.get("HWLAT_SCAN_ID") not in ids,
+       "a new monitor process: counters from 0, a new start time, interval 1, a new id", m)
+    mod.close()
+
+
+def ofd_lock(path):
+    """Takes the lock a scan takes (an open file description write lock)."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    fcntl.fcntl(fd, F_OFD_SETLK, struct.pack("hhqqi4x", fcntl.F_WRLCK, 0, 0, 0, 0))
+    return fd
+
+
+def test_pause_for_scan_lock(tmp):
+    d, mod, conf = setup(tmp, "3s")
+    before = settings(d)
+    p = start(tmp, d, conf)
+    fake.wait_for(lambda: fake.read(d, "enable") == "1\n", 10)
+    fd = ofd_lock(os.path.join(tmp, "run", "scan.lock"))
+    paused = fake.wait_for(lambda: settings(d) == before and prom(tmp).get("hwlat_monitor_paused")
+                           == "1", 10)
+    ok(paused, "a scan's lock: the detector restored and let go, hwlat_monitor_paused 1",
+       settings(d))
+    time.sleep(1.5)
+    os.close(fd)
+    resumed = fake.wait_for(lambda: fake.read(d, "enable") == "1\n" and
+                            prom(tmp).get("hwlat_monitor_paused") == "0", 10)
+    out, err = stop(p)
+    # A slow host may split the pause between two intervals: their sum.
+    ivs = entries(tmp)
+    paused_ns = sum(int(e.get("HWLAT_PAUSED_SCAN_NS", "0")) for e in ivs)
+    ok(resumed and ivs and sum(int(e.get("HWLAT_PAUSES", "0")) for e in ivs) == 1 and
+       paused_ns >= 1500000000 and
+       all(e.get("HWLAT_PAUSED_DETECTOR_NS") == "0" for e in ivs),
+       f"once the lock is gone it samples again; the intervals count {paused_ns} ns paused "
+       "for the scan, in one pause", ivs)
+    ok("a one-shot scan wants the detector" in err and "resumed after a pause" in err,
+       "it said why it paused and that it resumed", err)
+    mod.close()
+
+
+def test_scan_beside_monitor(tmp):
+    d, mod, conf = setup(tmp, "1h")
+    p = start(tmp, d, conf)
+    fake.wait_for(lambda: fake.read(d, "enable") == "1\n", 10)
+    scan = subprocess.run([fake.SCAN] + fake.NO_CONFIG +
+                          ["--detector-dir", d, "--duration=1s", "--width=100000",
+                           "--journal-export", os.path.join(tmp, "scan-exp")],
+                          capture_output=True, text=True, env=env(tmp), timeout=60)
+    summaries = [e for e in fake.parse_export(os.path.join(tmp, "scan-exp"))
+                 if e.get("MESSAGE_ID") == fake.SUMMARY_ID] if scan.returncode == 0 else []
+    ok(scan.returncode == 0 and "waiting up to 15 s" in scan.stderr and
+       "the monitor paused; scanning" in scan.stderr and len(summaries) == 1 and
+       summaries[0].get("HWLAT_WIDTH_NS") == "100000000",
+       "a one-shot scan beside the monitor waits for it to pause and runs with its own "
+       f"settings (exit {scan.returncode})", scan.stderr)
+    resumed = fake.wait_for(lambda: fake.read(d, "width") == "10000\n" and
+                            fake.read(d, "enable") == "1\n", 10)
+    out, err = stop(p)
+    iv = entries(tmp)[-1] if entries(tmp) else {}
+    ok(resumed and p.returncode == 0 and int(iv.get("HWLAT_PAUSED_SCAN_NS", "0")) > 0,
+       "then the monitor samples again with its own settings; the pause is in its interval",
+       err)
+    mod.close()
+
+
+def test_detector_away(tmp):
+    d, mod, conf = setup(tmp, "1h")
+    p = start(tmp, d, conf)
+    fake.wait_for(lambda: fake.read(d, "enable") == "1\n", 10)
+    away = d + ".away"
+    os.rename(d, away)  # the module unloaded: its directory is gone
+    said = fake.wait_for(lambda: prom(tmp).get("hwlat_monitor_paused") == "1", 10)
+    os.rename(away, d)
+    with open(os.path.join(d, "enable"), "w") as f:
+        f.write("0\n")  # a fresh module: not sampling
+    with open(os.path.join(d, "width"), "w") as f:
+        f.write("500000\n")
+    back = fake.wait_for(lambda: fake.read(d, "enable") == "1\n" and
+                         fake.read(d, "width") == "10000\n", 10)
+    out, err = stop(p)
+    iv = entries(tmp)[-1] if entries(tmp) else {}
+    ok(said and back and int(iv.get("HWLAT_PAUSED_DETECTOR_NS", "0")) > 0 and
+       iv.get("HWLAT_PAUSES") == "1",
+       "the detector went away: paused; back: its settings applied again, the gap counted",
+       err)
+    ok("the detector went away" in err and "resumed after a pause" in err and
+       p.returncode == 0, "it said so both times; exit 0 at SIGTERM", err)
+    mod.close()
+
+
+sys.exit(fake.run([test_intervals_reload_stop, test_pause_for_scan_lock,
+                   test_scan_beside_monitor, test_detector_away], sys.argv[1:]))
