@@ -149,9 +149,9 @@ static void rates(FILE *f, const struct openmetrics_facts *x)
 
 	if (x->n_rates == 0)
 		return;
-	family(f, "hwlat_rate_per_second", "gauge",
-	       "Events per second sampled, exact Poisson at 95 %: the estimate, the two-sided "
-	       "interval, the one-sided upper bound.");
+	openmetrics_family(f, "hwlat_rate_per_second", "gauge",
+			   "Events per second sampled, exact Poisson at 95 %: the estimate, the "
+			   "two-sided interval, the one-sided upper bound.");
 	for (size_t i = 0; i < x->n_rates; i++) {
 		const struct rate_figure *r = &x->rates[i];
 		const double v[] = { r->r.per_hour, r->r.low_per_hour, r->r.high_per_hour,
@@ -162,7 +162,7 @@ static void rates(FILE *f, const struct openmetrics_facts *x)
 		above[0] = '\0';
 		if (r->event == RATE_GAPS_ABOVE && r->above_ns)
 			snprintf(above, sizeof(above), ",above=\"%s\"",
-				 seconds(r->above_ns, (char[32]){ 0 }, 32));
+				 openmetrics_seconds(r->above_ns, (char[32]){ 0 }, 32));
 		else if (r->event == RATE_GAPS_ABOVE)
 			snprintf(above, sizeof(above), ",above=\"threshold\"");
 		for (size_t b = 0; b < ELEMENTSOF(bounds); b++)
