@@ -61,7 +61,8 @@ check_line '^NotifyAccess=main$' "NotifyAccess=main: the scan extends its start 
 check_line '^Documentation=man:hwlat-scan\(8\)$' "Documentation=man:hwlat-scan(8)"
 check_line '^ExecStartPre=\+/.*/hwlat-scan --load-module$' "privileged --load-module before the scan"
 check_line '^ExecStopPost=\+/.*/hwlat-scan --unload-module$' "privileged --unload-module after the scan"
-check_line '^LogRateLimitIntervalSec=0$' "journald rate limit off"
+check_line '^LogRateLimitIntervalSec=1s$' "journald rate limit per second..."
+check_line '^LogRateLimitBurst=1000000$' "...of a million entries: never reached (0 would mean journald's default)"
 check_line '^ProtectKernelModules=yes$' "ProtectKernelModules"
 check_line '^CapabilityBoundingSet=$' "no capabilities"
 if ! grep -q '^\[Install\]' "$unit"; then r=0; else r=1; fi
