@@ -140,6 +140,11 @@
  * into it (a count and a histogram) instead of being journaled.
  */
 #define HWLAT_INTERVAL_MESSAGE_ID "6d3e4f6fa03a4b40b324b6fdfbf15053"
+/*
+ * "1" on the monitor's sample and skip entries (never on a scan's): the
+ * report's default choice, the newest scan, passes them by.
+ */
+#define HWLAT_F_MONITOR "HWLAT_MONITOR"
 #define HWLAT_F_INTERVAL "HWLAT_INTERVAL"
 #define HWLAT_F_INTERVAL_END "HWLAT_INTERVAL_END"
 #define HWLAT_F_GAP_WINDOWS "HWLAT_GAP_WINDOWS"

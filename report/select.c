@@ -84,9 +84,18 @@ static int get_field(sd_journal *j, const char *field, char *buf, size_t size)
 	return 0;
 }
 
+/* The monitor runs for weeks and is no scan: its entries say so. */
+static bool is_monitor_entry(sd_journal *j)
+{
+	char buf[8];
+
+	return get_field(j, HWLAT_F_MONITOR, buf, sizeof(buf)) >= 0;
+}
+
 /*
  * The ID in FIELD of the newest hwlat entry (restricted to the --boot chosen
- * when boot is true) over every journal file of the set.
+ * when boot is true) over every journal file of the set; for the newest scan,
+ * the monitor's entries are passed by.
  */
 static int newest_value(struct journal_set *set, const struct report_options *o,
 			const char *field, bool boot, char ret[ID128_LEN + 1])
@@ -120,6 +129,8 @@ static int newest_value(struct journal_set *set, const struct report_options *o,
 			}
 			if (r < 0)
 				break;
+			if (strcmp(field, HWLAT_F_SCAN_ID) == 0 && is_monitor_entry(j))
+				continue;
 			r = sd_journal_get_realtime_usec(j, &usec);
 			if (r >= 0 && (!found || usec > best)) {
 				best = usec;

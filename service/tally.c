@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hwlat-journal.h"
 #include "log.h"
 #include "macro.h"
 #include "tally.h"
@@ -123,8 +124,16 @@ static void count_seq(scan_tally *t, uint64_t seq)
  */
 static int tally_send(scan_tally *t, const hwlat_sample *smp)
 {
-	int r = journal_entry_send_patient(&t->entry, t->export, t->journal_patience_ns);
+	int r = 0;
 
+	/*
+	 * The monitor's entries say so: a report asked for "the newest scan"
+	 * must not take a monitor that never ends for one.
+	 */
+	if (t->hooks)
+		r = journal_entry_add(&t->entry, HWLAT_F_MONITOR "=1");
+	if (r >= 0)
+		r = journal_entry_send_patient(&t->entry, t->export, t->journal_patience_ns);
 	if (r < 0 && t->hooks) {
 		log_error_errno(r, "journald did not take entry %llu; counted in the interval's "
 				"summary instead", (unsigned long long)smp->seq);

@@ -183,6 +183,9 @@ def test_intervals_reload_stop(tmp):
        iv.get("HWLAT_MAX_NS") == "24000",
        "interval 1: 5 windows, 2 sample entries (the budget), 3 folded with their histogram",
        iv)
+    ok(samples and all(e.get("HWLAT_MONITOR") == "1" for e in samples),
+       "the monitor's sample entries carry HWLAT_MONITOR=1 (the report's newest scan passes "
+       "them by)", samples)
     ok(iv.get("HWLAT_SAMPLED_NS") == "10000000" and iv.get("HWLAT_SAMPLED_CPU_NS") ==
        "0:10000000" and iv.get("HWLAT_SMI_TOTAL") == "3" and
        iv.get("HWLAT_SMI_CPU") == str(first_cpu()) and iv.get("HWLAT_INTERVAL_END") == "interval",
@@ -303,6 +306,9 @@ def test_scan_beside_monitor(tmp):
        summaries[0].get("HWLAT_WIDTH_NS") == "100000000",
        "a one-shot scan beside the monitor waits for it to pause and runs with its own "
        f"settings (exit {scan.returncode})", scan.stderr)
+    scan_entries = fake.parse_export(os.path.join(tmp, "scan-exp")) if summaries else []
+    ok(scan_entries and not any("HWLAT_MONITOR" in e for e in scan_entries),
+       "the one-shot scan's entries carry no HWLAT_MONITOR", scan_entries[:3])
     resumed = fake.wait_for(lambda: fake.read(d, "width") == "10000\n" and
                             fake.read(d, "enable") == "1\n", 10)
     out, err = stop(p)
