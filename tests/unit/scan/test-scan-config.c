@@ -472,6 +472,25 @@ static void test_config_messages(void)
 		  "expected the absolute path of a file, e.g. "
 		  "/var/lib/prometheus/node-exporter/hwlat.prom" },
 		{ "fail_if", "p99 > 20us", 0, NULL },
+		{ "monitor_interval", "often", -EINVAL,
+		  "expected a duration such as 600 (seconds), 10m or 1h" },
+		{ "monitor_interval", "999ms", -ERANGE, "must be at least 1s" },
+		{ "monitor_interval", "1", 0, NULL },
+		{ "monitor_interval", "1d", 0, NULL },
+		{ "monitor_interval", "86401", -ERANGE, "must be at most 1d" },
+		{ "monitor_width", "1000001", -ERANGE,
+		  "the detector allows at most 1s (1000000 us)" },
+		{ "monitor_mode", "sometimes", -EINVAL,
+		  "expected none, round-robin, per-cpu or stop-machine" },
+		{ "monitor_cpus", "0-", -EINVAL, "expected a cpulist such as 0-3,6" },
+		{ "monitor_sample_budget", "lots", -EINVAL, "expected a whole number such as 100" },
+		{ "monitor_sample_budget", "-1", -EINVAL, "expected a whole number such as 100" },
+		{ "monitor_sample_budget", "0", 0, NULL },
+		{ "monitor_sample_budget", "1000000", 0, NULL },
+		{ "monitor_sample_budget", "1000001", -ERANGE, "must be at most 1000000" },
+		{ "monitor_openmetrics_file", "hwlat.prom", -EINVAL,
+		  "expected the absolute path of a file, e.g. "
+		  "/var/lib/prometheus/node-exporter/hwlat.prom" },
 	};
 	char want[512];
 
