@@ -20,6 +20,8 @@ script playing the module, a fake /dev/cpu/N/msr and a fake sysfs), with
   resumes afterwards;
 - the detector going away (the module unloaded) pauses it without touching
   anything; when the detector is back it takes it again;
+- someone else writing enable=0 (the stream ends, the detector stays)
+  pauses it once, and it takes the detector again at the next tick;
 - a second monitor process starts every counter from 0 with its own start
   time and its own id.
 TAP output; exit status 1 when any check failed."""
@@ -344,5 +346,25 @@ def test_detector_away(tmp):
     mod.close()
 
 
+def test_disabled_by_someone(tmp):
+    d, mod, conf = setup(tmp, "1h")
+    p = start(tmp, d, conf)
+    on = fake.wait_for(lambda: fake.read(d, "enable") == "1\n", 10)
+    with open(os.path.join(d, "enable"), "w") as f:
+        f.write("0\n")  # someone else stops the detector: its stream ends
+    back = on and fake.wait_for(lambda: fake.read(d, "enable") == "1\n", 10)
+    out, err = stop(p)
+    iv = entries(tmp)[-1] if entries(tmp) else {}
+    ok(back and iv.get("HWLAT_PAUSES") == "1" and
+       int(iv.get("HWLAT_PAUSED_DETECTOR_NS", "0")) > 0,
+       "the detector disabled by someone else (its stream ended): one pause, then sampling "
+       "again", err)
+    ok("the detector went away (module unloaded, or disabled by someone else); pausing until "
+       "it is back" in err and "resumed after a pause" in err and p.returncode == 0,
+       "it said so both times; exit 0 at SIGTERM", err)
+    mod.close()
+
+
 sys.exit(fake.run([test_intervals_reload_stop, test_pause_for_scan_lock,
-                   test_scan_beside_monitor, test_detector_away], sys.argv[1:]))
+                   test_scan_beside_monitor, test_detector_away, test_disabled_by_someone],
+                  sys.argv[1:]))
