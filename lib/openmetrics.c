@@ -241,10 +241,11 @@ static int write_facts(FILE *f, const void *x)
 
 int openmetrics_write_file(const char *path, const struct openmetrics_facts *x)
 {
-	return openmetrics_write_file_with(path, write_facts, x);
+	return openmetrics_write_file_with(path, write_facts, x, true);
 }
 
-int openmetrics_write_file_with(const char *path, openmetrics_writer write, const void *data)
+int openmetrics_write_file_with(const char *path, openmetrics_writer write, const void *data,
+				bool sync)
 {
 	size_t len = strlen(path);
 	char *tmp = malloc(len + 8);
@@ -268,7 +269,7 @@ int openmetrics_write_file_with(const char *path, openmetrics_writer write, cons
 		goto fail;
 	}
 	r = write(f, data);
-	if (r >= 0 && fsync(fileno(f)) < 0)
+	if (r >= 0 && sync && fsync(fileno(f)) < 0)
 		r = -errno;
 	if (fclose(f) != 0 && r >= 0)
 		r = errno > 0 ? -errno : -EIO;

@@ -60,9 +60,14 @@ typedef int (*openmetrics_writer)(FILE *f, const void *data);
 
 /*
  * What openmetrics_write_file() does, for any writer (the monitor's file):
- * write(f, data) into a temporary file, then rename it over path.
+ * write(f, data) into a temporary file, then rename it over path; with
+ * sync, the data reaches the disk before the rename. A reader sees the old
+ * file or the new one either way; sync only matters after a crash, and
+ * costs a disk flush: the one-shot scan's file is its result, the
+ * monitor's is rewritten every 15 s and at its start.
  */
-int openmetrics_write_file_with(const char *path, openmetrics_writer write, const void *data);
+int openmetrics_write_file_with(const char *path, openmetrics_writer write, const void *data,
+				bool sync);
 
 /* ns as exact decimal seconds: "0.0000305", "1764750060.5", "0". Returns buf. */
 char *openmetrics_seconds(uint64_t ns, char *buf, size_t size);

@@ -98,5 +98,5 @@ static int write_totals(FILE *f, const void *t)
 
 int monitor_metrics_write_file(const char *path, const monitor_totals *t)
 {
-	return openmetrics_write_file_with(path, write_totals, t);
+	return openmetrics_write_file_with(path, write_totals, t, false);
 }

@@ -50,6 +50,7 @@ typedef struct monitor {
 	monitor_interval iv;
 	uint64_t iv_start, iv_end; /* CLOCK_MONOTONIC */
 	uint64_t next_metrics;
+	uint64_t watchdog_ns, next_ping; /* 0: systemd asked for no watchdog */
 	monitor_totals tot;
 	smi_msr smi;
 	bool metrics_failed;
@@ -218,6 +219,20 @@ static void count_smis(monitor *m)
 }
 
 /*
+ * The module's totals and the SMI count, read when they are reported (the
+ * metrics file, an interval's end), not every tick: a tick's cost is what
+ * an always-on monitor pays every second. A session's end reads them too
+ * (session_stop()); only a module unloaded under it loses the growth since
+ * the last reading, which undercounts the time sampled and never the gaps.
+ */
+static void take_readings(monitor *m)
+{
+	if (m->b)
+		read_totals(m);
+	count_smis(m);
+}
+
+/*
  * The metrics file: the closed intervals' counters and the one in
  * progress up to now, so that the counters move every
  * MONITOR_METRICS_PERIOD_NS whatever the interval.
@@ -228,7 +243,7 @@ static void write_metrics(monitor *m)
 	monitor_totals now = m->tot;
 	int r;
 
-	count_smis(m);
+	take_readings(m);
 	monitor_totals_add(&now, &m->iv);
 	r = monitor_metrics_write_file(path, &now);
 
@@ -273,7 +288,7 @@ static void account_pause(monitor *m, uint64_t now)
 	m->paused_at = now;
 }
 
-/* One tick while sampling: the scan lock, the stream, the totals. */
+/* One tick while sampling: the scan lock, then the stream. */
 static void tick_sampling(monitor *m)
 {
 	int fd, r;
@@ -293,7 +308,6 @@ static void tick_sampling(monitor *m)
 	}
 	r = reader_read_until(&m->rd, fd, now_ns(CLOCK_MONOTONIC) + MONITOR_READ_NS);
 	close(fd);
-	read_totals(m);
 	/* The end of the stream: someone stopped the detector, or unloads it. */
 	if (r != 0)
 		pause_monitor(m, PAUSE_DETECTOR, access(m->det_path, F_OK) == 0);
@@ -362,7 +376,7 @@ static void interval_end(monitor *m, const char *why)
 	if (m->paused)
 		account_pause(m, now);
 	m->iv.duration_ns = now - m->iv_start;
-	count_smis(m);
+	take_readings(m);
 	r = journal_entry_interval(&m->t->entry, &m->iv, &ctx);
 	if (r >= 0)
 		r = journal_entry_send_patient(&m->t->entry, m->t->export,
@@ -431,30 +445,82 @@ static int take_signal(int sig_fd)
 	return (int)si.ssi_signo;
 }
 
-/* Ticks until a signal other than SIGHUP; returns it. */
+/*
+ * systemd's watchdog, pinged at half its period as sd_watchdog_enabled(3)
+ * advises, not every tick: each ping is a socket and a message.
+ */
+static void watchdog_init(monitor *m)
+{
+	uint64_t usec;
+
+	if (sd_watchdog_enabled(0, &usec) > 0)
+		m->watchdog_ns = usec * NSEC_PER_USEC / 2;
+}
+
+static void ping_watchdog(monitor *m, uint64_t now)
+{
+	if (!m->watchdog_ns || now < m->next_ping)
+		return;
+	sd_notify(0, "WATCHDOG=1");
+	m->next_ping = now + m->watchdog_ns;
+}
+
+/*
+ * When the loop must wake next: the tick, the interval's end, the metrics
+ * file or the watchdog, whichever comes first. An interval ends on time
+ * whatever the tick.
+ */
+static uint64_t earlier(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+static uint64_t next_wake(const monitor *m, uint64_t tick)
+{
+	uint64_t t = earlier(earlier(tick, m->iv_end), m->next_metrics);
+
+	return m->watchdog_ns ? earlier(t, m->next_ping) : t;
+}
+
+/* Waits for the next wake; a signal other than SIGHUP, or 0. */
+static int wait_wake(monitor *m, int sig_fd, uint64_t now, uint64_t wake)
+{
+	struct pollfd p = { .fd = sig_fd, .events = POLLIN };
+	int sig;
+
+	if (poll(&p, 1, poll_timeout_ms(now, wake, POLL_MAX_WAIT_MS)) < 0 && errno != EINTR)
+		return log_error_errno(-errno, "poll failed");
+	if (!p.revents)
+		return 0;
+	sig = take_signal(sig_fd);
+	if (sig == SIGHUP) {
+		reload(m);
+		return 0;
+	}
+	return sig;
+}
+
+/*
+ * Ticks until a signal other than SIGHUP; returns it. Every wake with
+ * something due reads the stream first, so that an interval or the
+ * metrics file holds the windows queued up to then.
+ */
 static int loop(monitor *m, int sig_fd)
 {
-	uint64_t next = now_ns(CLOCK_MONOTONIC) + MONITOR_TICK_NS;
+	uint64_t tick = now_ns(CLOCK_MONOTONIC) + MONITOR_TICK_NS;
 
 	for (;;) {
-		struct pollfd p = { .fd = sig_fd, .events = POLLIN };
 		uint64_t now = now_ns(CLOCK_MONOTONIC);
+		uint64_t wake = next_wake(m, tick);
 		int sig;
 
-		if (now < next) {
-			if (poll(&p, 1, poll_timeout_ms(now, next, POLL_MAX_WAIT_MS)) < 0 &&
-			    errno != EINTR)
-				return log_error_errno(-errno, "poll failed");
-			if (p.revents) {
-				sig = take_signal(sig_fd);
-				if (sig == SIGHUP)
-					reload(m);
-				else if (sig)
-					return sig;
-			}
+		if (now < wake) {
+			sig = wait_wake(m, sig_fd, now, wake);
+			if (sig)
+				return sig;
 			continue;
 		}
-		next = now + MONITOR_TICK_NS;
+		tick = now + MONITOR_TICK_NS;
 		if (m->b)
 			tick_sampling(m);
 		else
@@ -466,7 +532,7 @@ static int loop(monitor *m, int sig_fd)
 			write_metrics(m);
 			m->next_metrics = now + MONITOR_METRICS_PERIOD_NS;
 		}
-		sd_notify(0, "WATCHDOG=1");
+		ping_watchdog(m, now);
 	}
 }
 
@@ -564,6 +630,7 @@ static int monitor_start(monitor *m)
 	interval_begin(m, 1);
 	write_metrics(m);
 	m->next_metrics = now_ns(CLOCK_MONOTONIC) + MONITOR_METRICS_PERIOD_NS;
+	watchdog_init(m);
 	sd_notifyf(0, "READY=1\nSTATUS=monitoring, interval %llu s",
 		   (unsigned long long)(m->cfg->monitor.interval_ns / NSEC_PER_SEC));
 	return 0;

@@ -31,7 +31,8 @@ int scan_lock_held(void);
 
 /*
  * How long a scan waits for the monitor to give the detector up: the
- * monitor looks once a second (MONITOR_TICK_NS), then stops its width and
- * drains its stream (at most a window and DRAIN_GRACE_NS).
+ * monitor looks every 5 s (MONITOR_TICK_NS), then stops its width and
+ * drains its stream (at most a window and DRAIN_GRACE_NS): 8 s with the
+ * monitor's 1 s windows.
  */
 #define SCAN_LOCK_WAIT_NS (15 * NSEC_PER_SEC)

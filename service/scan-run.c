@@ -27,7 +27,8 @@ void scan_extend_timeout(const scan_options *o, uint64_t duration_ns, uint64_t w
 			 FINISH_MARGIN_NS) / NSEC_PER_USEC;
 	int r;
 
-	if (!o->unit)
+	/* The monitor has no duration: its unit's start ends at READY=1. */
+	if (!o->unit || o->monitor)
 		return;
 	r = sd_notifyf(0, "EXTEND_TIMEOUT_USEC=%llu", (unsigned long long)usec);
 	if (r < 0)

@@ -171,6 +171,48 @@ class FakeModule(threading.Thread):
             self.error = repr(e)
 
 
+class MonitorModule(threading.Thread):
+    """Plays the module for a reader that opens `stream` for each read:
+    while enable is 1 it holds the FIFO open read-write, so that lines
+    written wait in it; on enable=0 it lets go (the reader's EOF)."""
+
+    def __init__(self, d):
+        super().__init__(daemon=True)
+        self.d = d
+        self.fd = -1
+        self.pending = []
+        self.lock = threading.Lock()
+        self.stop = False
+        self.start()
+
+    def write(self, text):
+        with self.lock:
+            self.pending.append(text)
+
+    def run(self):
+        while not self.stop:
+            try:
+                on = read(self.d, "enable").strip() == "1"
+            except OSError:  # the directory is away
+                on = False
+            with self.lock:
+                if on and self.fd < 0:
+                    self.fd = os.open(os.path.join(self.d, "stream"), os.O_RDWR)
+                if on and self.pending:
+                    os.write(self.fd, "".join(self.pending).encode())
+                    self.pending = []
+                if not on and self.fd >= 0:
+                    os.close(self.fd)
+                    self.fd = -1
+            time.sleep(0.02)
+
+    def close(self):
+        self.stop = True
+        self.join(2)
+        if self.fd >= 0:
+            os.close(self.fd)
+
+
 def parse_export(path):
     """Entries of a journal export file (text fields only: ours)."""
     entries, cur = [], {}
@@ -215,7 +257,7 @@ def to_journal(export, outdir):
 MONITOR_DEFAULTS = (
     "# monitor_interval: from the default\nmonitor_interval = 10m\n"
     "# monitor_threshold: from the default\nmonitor_threshold = 10us\n"
-    "# monitor_width: from the default\nmonitor_width = 10ms\n"
+    "# monitor_width: from the default\nmonitor_width = 9ms\n"
     "# monitor_window: from the default\nmonitor_window = 1s\n"
     "# monitor_mode: from the default\nmonitor_mode = round-robin\n"
     "# monitor_cpus: not set, the detector's CPUs are kept (the housekeeping CPUs)\n"

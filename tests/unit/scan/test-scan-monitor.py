@@ -22,16 +22,18 @@ script playing the module, a fake /dev/cpu/N/msr and a fake sysfs), with
   anything; when the detector is back it takes it again;
 - someone else writing enable=0 (the stream ends, the detector stays)
   pauses it once, and it takes the detector again at the next tick;
+- systemd's watchdog is pinged at half its period (WATCHDOG_USEC), and
+  not at all without one;
 - a second monitor process starts every counter from 0 with its own start
   time and its own id.
 TAP output; exit status 1 when any check failed."""
 import fcntl
 import os
 import signal
+import socket
 import struct
 import subprocess
 import sys
-import threading
 import time
 
 sys.dont_write_bytecode = True  # keep the source tree clean
@@ -42,48 +44,6 @@ ok = fake.ok
 INTERVAL_ID = "6d3e4f6fa03a4b40b324b6fdfbf15053"
 SETTINGS = ("threshold", "width", "window", "mode", "cpus", "enable")
 F_OFD_SETLK = 37
-
-
-class MonitorModule(threading.Thread):
-    """Plays the module for a reader that opens `stream` for each read:
-    while enable is 1 it holds the FIFO open read-write, so that lines
-    written wait in it; on enable=0 it lets go (the reader's EOF)."""
-
-    def __init__(self, d):
-        super().__init__(daemon=True)
-        self.d = d
-        self.fd = -1
-        self.pending = []
-        self.lock = threading.Lock()
-        self.stop = False
-        self.start()
-
-    def write(self, text):
-        with self.lock:
-            self.pending.append(text)
-
-    def run(self):
-        while not self.stop:
-            try:
-                on = fake.read(self.d, "enable").strip() == "1"
-            except OSError:  # the directory is away
-                on = False
-            with self.lock:
-                if on and self.fd < 0:
-                    self.fd = os.open(os.path.join(self.d, "stream"), os.O_RDWR)
-                if on and self.pending:
-                    os.write(self.fd, "".join(self.pending).encode())
-                    self.pending = []
-                if not on and self.fd >= 0:
-                    os.close(self.fd)
-                    self.fd = -1
-            time.sleep(0.02)
-
-    def close(self):
-        self.stop = True
-        self.join(2)
-        if self.fd >= 0:
-            os.close(self.fd)
 
 
 def first_cpu():
@@ -111,7 +71,7 @@ def setup(tmp, interval="2s"):
                 f"monitor_interval = {interval}\nmonitor_sample_budget = 2\n"
                 f"monitor_openmetrics_file = {tmp}/m.prom\n")
     os.makedirs(os.path.join(tmp, "run"))
-    return d, MonitorModule(d), conf
+    return d, fake.MonitorModule(d), conf
 
 
 def env(tmp):
@@ -166,9 +126,9 @@ def test_intervals_reload_stop(tmp):
     p = start(tmp, d, conf)
     up = fake.wait_for(lambda: os.path.exists(os.path.join(tmp, "m.prom")), 10)
     now = settings(d)
-    ok(up and now["width"] == "10000\n" and now["window"] == "1000000\n" and
+    ok(up and now["width"] == "9000\n" and now["window"] == "1000000\n" and
        now["threshold"] == "10\n" and now["enable"] == "1\n",
-       "the monitor_ settings are applied (10 ms of 1 s, 10 us), not the scan's", now)
+       "the monitor_ settings are applied (9 ms of 1 s, 10 us), not the scan's", now)
     for i in range(5):
         mod.write(fake.line(i + 1, 0, 1700000000 + i, 0, 20000 + 1000 * i, 0, 1, 0, 0, 0))
     with open(os.path.join(d, "sampled"), "w") as f:
@@ -220,7 +180,7 @@ def test_intervals_reload_stop(tmp):
         f.write("monitor_width = 2s\n")
     p.send_signal(signal.SIGHUP)
     time.sleep(1.5)
-    ok(p.poll() is None and fake.read(d, "width") == "10000\n" and
+    ok(p.poll() is None and fake.read(d, "width") == "9000\n" and
        fake.read(d, "enable") == "1\n",
        "SIGHUP with a width the detector cannot take: still sampling with the old settings")
     with open(conf, "w") as f:
@@ -311,7 +271,7 @@ def test_scan_beside_monitor(tmp):
     scan_entries = fake.parse_export(os.path.join(tmp, "scan-exp")) if summaries else []
     ok(scan_entries and not any("HWLAT_MONITOR" in e for e in scan_entries),
        "the one-shot scan's entries carry no HWLAT_MONITOR", scan_entries[:3])
-    resumed = fake.wait_for(lambda: fake.read(d, "width") == "10000\n" and
+    resumed = fake.wait_for(lambda: fake.read(d, "width") == "9000\n" and
                             fake.read(d, "enable") == "1\n", 10)
     out, err = stop(p)
     iv = entries(tmp)[-1] if entries(tmp) else {}
@@ -334,7 +294,7 @@ def test_detector_away(tmp):
     with open(os.path.join(d, "width"), "w") as f:
         f.write("500000\n")
     back = fake.wait_for(lambda: fake.read(d, "enable") == "1\n" and
-                         fake.read(d, "width") == "10000\n", 10)
+                         fake.read(d, "width") == "9000\n", 10)
     out, err = stop(p)
     iv = entries(tmp)[-1] if entries(tmp) else {}
     ok(said and back and int(iv.get("HWLAT_PAUSED_DETECTOR_NS", "0")) > 0 and
@@ -352,7 +312,7 @@ def test_disabled_by_someone(tmp):
     on = fake.wait_for(lambda: fake.read(d, "enable") == "1\n", 10)
     with open(os.path.join(d, "enable"), "w") as f:
         f.write("0\n")  # someone else stops the detector: its stream ends
-    back = on and fake.wait_for(lambda: fake.read(d, "enable") == "1\n", 10)
+    back = on and fake.wait_for(lambda: fake.read(d, "enable") == "1\n", 20)
     out, err = stop(p)
     iv = entries(tmp)[-1] if entries(tmp) else {}
     ok(back and iv.get("HWLAT_PAUSES") == "1" and
@@ -365,6 +325,46 @@ def test_disabled_by_someone(tmp):
     mod.close()
 
 
+def notify_messages(tmp, d, conf, extra_env, seconds):
+    """What the monitor tells systemd in its first seconds, with
+    NOTIFY_SOCKET (and extra_env) set: the messages in order."""
+    path = os.path.join(tmp, "notify")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(path)
+    sock.settimeout(0.2)
+    e = env(tmp)
+    e.update({"NOTIFY_SOCKET": path, **extra_env})
+    p = subprocess.Popen(
+        [fake.SCAN, "--config", conf, "--monitor", "--detector-dir", d,
+         "--journal-export", os.path.join(tmp, "exp"), "--msr-dir", os.path.join(tmp, "msr"),
+         "--platform-root", os.path.join(tmp, "root")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=e)
+    msgs, end = [], time.monotonic() + seconds
+    while time.monotonic() < end:
+        try:
+            msgs.append(sock.recv(4096).decode())
+        except socket.timeout:
+            pass
+    stop(p)
+    sock.close()
+    os.unlink(path)
+    return msgs
+
+
+def test_watchdog(tmp):
+    d, mod, conf = setup(tmp, "1h")
+    msgs = notify_messages(tmp, d, conf, {"WATCHDOG_USEC": "2000000"}, 5.5)
+    pings = msgs.count("WATCHDOG=1")
+    ok(msgs and msgs[0].startswith("READY=1\n") and 3 <= pings <= 7,
+       "WatchdogSec=2s: READY=1, then a ping every second (half the period), though a tick "
+       "is 5 s: %d pings in 5.5 s" % pings, msgs)
+    msgs = notify_messages(tmp, d, conf, {}, 3)
+    ok(msgs and msgs[0].startswith("READY=1\n") and "WATCHDOG=1" not in msgs,
+       "no WatchdogSec: READY=1 and no ping", msgs)
+    mod.close()
+
+
 sys.exit(fake.run([test_intervals_reload_stop, test_pause_for_scan_lock,
-                   test_scan_beside_monitor, test_detector_away, test_disabled_by_someone],
+                   test_scan_beside_monitor, test_detector_away, test_disabled_by_someone,
+                   test_watchdog],
                   sys.argv[1:]))
