@@ -80,7 +80,7 @@ static void help(void)
 	       "  --monitor-interval=SPAN, --monitor-threshold=SPAN, --monitor-width=SPAN,\n"
 	       "  --monitor-window=SPAN, --monitor-mode=MODE, --monitor-cpus=LIST,\n"
 	       "  --monitor-sample-budget=N, --monitor-openmetrics-file=PATH\n"
-	       "                      the monitor's keys (default 10m, 10us, 10ms, 1s,\n"
+	       "                      the monitor's keys (default 10m, 10us, 9ms, 1s,\n"
 	       "                      round-robin, the detector's CPUs, 100 sample entries\n"
 	       "                      per interval, /var/lib/prometheus/node-exporter/\n"
 	       "                      hwlat-monitor.prom)\n"

@@ -354,7 +354,7 @@ static void test_config_dropins(void)
 			"# backend: not set, the hwlat_detector module samples (backend = module)\n"
 			"# monitor_interval: from the default\nmonitor_interval = 10m\n"
 			"# monitor_threshold: from the default\nmonitor_threshold = 10us\n"
-			"# monitor_width: from the default\nmonitor_width = 10ms\n"
+			"# monitor_width: from the default\nmonitor_width = 9ms\n"
 			"# monitor_window: from the default\nmonitor_window = 1s\n"
 			"# monitor_mode: from the default\nmonitor_mode = round-robin\n"
 			"# monitor_cpus: not set, the detector's CPUs are kept (the housekeeping CPUs)\n"
