@@ -308,6 +308,7 @@ def test_detector_away(tmp):
 
 def test_disabled_by_someone(tmp):
     d, mod, conf = setup(tmp, "1h")
+    before = settings(d)
     p = start(tmp, d, conf)
     on = fake.wait_for(lambda: fake.read(d, "enable") == "1\n", 10)
     with open(os.path.join(d, "enable"), "w") as f:
@@ -322,6 +323,8 @@ def test_disabled_by_someone(tmp):
     ok("the detector went away (module unloaded, or disabled by someone else); pausing until "
        "it is back" in err and "resumed after a pause" in err and p.returncode == 0,
        "it said so both times; exit 0 at SIGTERM", err)
+    ok(settings(d) == before, "the pause restored the detector's settings: after the stop they "
+       "are the ones from before the monitor, not its own", (before, settings(d)))
     mod.close()
 
 
