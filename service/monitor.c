@@ -221,7 +221,7 @@ static void count_smis(monitor *m)
 /*
  * The module's totals and the SMI count, read when they are reported (the
  * metrics file, an interval's end), not every tick: a tick's cost is what
- * an always-on monitor pays every second. A session's end reads them too
+ * an always-on monitor pays at every wake. A session's end reads them too
  * (session_stop()); only a module unloaded under it loses the growth since
  * the last reading, which undercounts the time sampled and never the gaps.
  */
