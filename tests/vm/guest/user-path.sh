@@ -330,6 +330,18 @@ elif [ "$signer" = "DKMS module signing key" ] && [ -n "$sig_key" ] && [ "$sig_k
 else
 	not_ok "DKMS signed the module with its MOK key (signer '$signer', sig_key '$sig_key', /var/lib/dkms/mok.pub serial '$mok_serial')"
 fi
+# systemd names a unit file's line when it ignores or rejects a setting
+# ("hwlat-scan.service:62: Unknown key name 'PrivateIPC'" on systemd 247):
+# the installed units load on this suite's systemd without one.
+systemctl daemon-reload
+systemctl show -p LoadState hwlat-scan.service hwlat-monitor.service >"$res/unit-load.txt" 2>&1 || true
+journalctl -b -o cat 2>&1 | grep -E 'hwlat-(scan|monitor)\.service:[0-9]+:' >"$res/unit-complaints.txt" || true
+if [ ! -s "$res/unit-complaints.txt" ] && [ "$(grep -c '^LoadState=loaded$' "$res/unit-load.txt")" -eq 2 ]; then
+	ok "systemd $(systemctl --version | sed -n '1s/^systemd \([0-9]*\).*/\1/p') loads both units without a complaint about a line"
+else
+	not_ok "systemd loads both units without a complaint about a line"
+	sed 's/^/#   /' "$res/unit-load.txt" "$res/unit-complaints.txt"
+fi
 # The packaged configuration, put back once the test's scans are done.
 cp /etc/hwlat/hwlat-scan.conf /root/hwlat-scan.conf.packaged 2>/dev/null || true
 
