@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -211,6 +212,49 @@ class MonitorModule(threading.Thread):
         self.join(2)
         if self.fd >= 0:
             os.close(self.fd)
+
+
+def first_cpu():
+    """The CPU the fake machine has online: one this process may run on."""
+    return min(os.sched_getaffinity(0))
+
+
+def put_msr(tmp, value):
+    """The first CPU's MSR file under tmp/msr, MSR_SMI_COUNT (0x34) = value."""
+    cpu_dir = os.path.join(tmp, "msr", str(first_cpu()))
+    os.makedirs(cpu_dir, exist_ok=True)
+    with open(os.path.join(cpu_dir, "msr"), "wb") as f:
+        f.write(b"\0" * 0x34 + struct.pack("<Q", value))
+
+
+def monitor_machine(tmp, conf_text, smi=0):
+    """A machine for hwlat-scan --monitor under tmp: the fake detector, one
+    online CPU with its SMI count, the config conf_text and a run directory;
+    returns (detector dir, MonitorModule, config path)."""
+    d = make_fake(tmp)
+    cpu_dir = os.path.join(tmp, "root/sys/devices/system/cpu")
+    os.makedirs(cpu_dir)
+    with open(os.path.join(cpu_dir, "online"), "w") as f:
+        f.write(f"{first_cpu()}\n")
+    put_msr(tmp, smi)
+    conf = os.path.join(tmp, "monitor.conf")
+    with open(conf, "w") as f:
+        f.write(conf_text)
+    os.makedirs(os.path.join(tmp, "run"))
+    return d, MonitorModule(d), conf
+
+
+def monitor_env(tmp):
+    """A monitor's environment: its lock and state under tmp/run."""
+    return scan_env({"HWLAT_RUN_DIR": os.path.join(tmp, "run")})
+
+
+def monitor_argv(scan, tmp, d, conf, export="exp"):
+    """The command line of a monitor on the machine monitor_machine made,
+    its journal entries exported to tmp/export."""
+    return [scan, "--config", conf, "--monitor", "--detector-dir", d,
+            "--journal-export", os.path.join(tmp, export), "--msr-dir", os.path.join(tmp, "msr"),
+            "--platform-root", os.path.join(tmp, "root")]
 
 
 def parse_export(path):

@@ -46,44 +46,18 @@ SETTINGS = ("threshold", "width", "window", "mode", "cpus", "enable")
 F_OFD_SETLK = 37
 
 
-def first_cpu():
-    return min(os.sched_getaffinity(0))
-
-
-def put_msr(tmp, value):
-    cpu = first_cpu()
-    os.makedirs(os.path.join(tmp, "msr", str(cpu)), exist_ok=True)
-    with open(os.path.join(tmp, "msr", str(cpu), "msr"), "wb") as f:
-        f.write(b"\0" * 0x34 + struct.pack("<Q", value))
-
-
 def setup(tmp, interval="2s"):
-    """The fake detector, sysfs, msr and config; returns (d, module, conf)."""
-    d = fake.make_fake(tmp)
-    cpu_dir = os.path.join(tmp, "root/sys/devices/system/cpu")
-    os.makedirs(cpu_dir)
-    with open(os.path.join(cpu_dir, "online"), "w") as f:
-        f.write(f"{first_cpu()}\n")
-    put_msr(tmp, 10)
-    conf = os.path.join(tmp, "m.conf")
-    with open(conf, "w") as f:
-        f.write("threshold = 50us\nwidth = 300ms\n"  # the scan's: not the monitor's
-                f"monitor_interval = {interval}\nmonitor_sample_budget = 2\n"
-                f"monitor_openmetrics_file = {tmp}/m.prom\n")
-    os.makedirs(os.path.join(tmp, "run"))
-    return d, fake.MonitorModule(d), conf
-
-
-def env(tmp):
-    return fake.scan_env({"HWLAT_RUN_DIR": os.path.join(tmp, "run")})
+    """The fake machine with the monitor's config; returns (d, module, conf)."""
+    return fake.monitor_machine(
+        tmp, "threshold = 50us\nwidth = 300ms\n"  # the scan's: not the monitor's
+        f"monitor_interval = {interval}\nmonitor_sample_budget = 2\n"
+        f"monitor_openmetrics_file = {tmp}/m.prom\n", smi=10)
 
 
 def start(tmp, d, conf, export="exp"):
-    return subprocess.Popen(
-        [fake.SCAN, "--config", conf, "--monitor", "--detector-dir", d,
-         "--journal-export", os.path.join(tmp, export), "--msr-dir", os.path.join(tmp, "msr"),
-         "--platform-root", os.path.join(tmp, "root")],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env(tmp))
+    return subprocess.Popen(fake.monitor_argv(fake.SCAN, tmp, d, conf, export),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=fake.monitor_env(tmp))
 
 
 def entries(tmp, export="exp", mid=INTERVAL_ID):
@@ -133,7 +107,7 @@ def test_intervals_reload_stop(tmp):
         mod.write(fake.line(i + 1, 0, 1700000000 + i, 0, 20000 + 1000 * i, 0, 1, 0, 0, 0))
     with open(os.path.join(d, "sampled"), "w") as f:
         f.write("0 460123456\n1 449876543\n")  # CPU 0 sampled 10 ms more
-    put_msr(tmp, 13)
+    fake.put_msr(tmp, 13)
     # The file is rewritten right after the summary is journaled.
     got = wait_intervals(tmp, 1) and fake.wait_for(
         lambda: "hwlat_monitor_last_interval_timestamp_seconds" in prom(tmp), 5)
@@ -150,7 +124,7 @@ def test_intervals_reload_stop(tmp):
        "them by)", samples)
     ok(iv.get("HWLAT_SAMPLED_NS") == "10000000" and iv.get("HWLAT_SAMPLED_CPU_NS") ==
        "0:10000000" and iv.get("HWLAT_SMI_TOTAL") == "3" and
-       iv.get("HWLAT_SMI_CPU") == str(first_cpu()) and iv.get("HWLAT_INTERVAL_END") == "interval",
+       iv.get("HWLAT_SMI_CPU") == str(fake.first_cpu()) and iv.get("HWLAT_INTERVAL_END") == "interval",
        "its time sampled is the growth of `sampled` (10 ms on CPU 0), its SMIs the growth of "
        "MSR_SMI_COUNT (10 -> 13)", iv)
     # Every value, in order (the names and HELP lines: test-monitor-metrics).
@@ -260,7 +234,7 @@ def test_scan_beside_monitor(tmp):
     scan = subprocess.run([fake.SCAN] + fake.NO_CONFIG +
                           ["--detector-dir", d, "--duration=1s", "--width=100000",
                            "--journal-export", os.path.join(tmp, "scan-exp")],
-                          capture_output=True, text=True, env=env(tmp), timeout=60)
+                          capture_output=True, text=True, env=fake.monitor_env(tmp), timeout=60)
     summaries = [e for e in fake.parse_export(os.path.join(tmp, "scan-exp"))
                  if e.get("MESSAGE_ID") == fake.SUMMARY_ID] if scan.returncode == 0 else []
     ok(scan.returncode == 0 and "waiting up to 15 s" in scan.stderr and
@@ -335,7 +309,7 @@ def notify_messages(tmp, d, conf, extra_env, seconds):
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     sock.bind(path)
     sock.settimeout(0.2)
-    e = env(tmp)
+    e = fake.monitor_env(tmp)
     e.update({"NOTIFY_SOCKET": path, **extra_env})
     p = subprocess.Popen(
         [fake.SCAN, "--config", conf, "--monitor", "--detector-dir", d,
