@@ -4,7 +4,7 @@
 # real systemd: disabled after install; started, it is ready (Type=notify)
 # with the monitor's settings on the detector, a watchdog, and the msr
 # module loaded; it journals interval summaries and rewrites its Prometheus
-# file with the agreed names; a journald restart loses no summary; a
+# file with the agreed names; it counts every SMI raised on its SMI CPU; a journald restart loses no summary; a
 # one-shot `systemctl start hwlat-scan` runs beside it, the monitor pauses
 # and resumes and the interval counts the pause; unloading and reloading the
 # module pauses and resumes it; reload applies a new configuration; a burst
@@ -83,6 +83,7 @@ monitor_sampling() {
 	[ "$(cat "$det/enable" 2>/dev/null)" = 1 ] && [ "$(cat "$det/width" 2>/dev/null)" = 9000 ]
 }
 metric() { sed -n "s/^$1 //p" "$prom" 2>/dev/null; }
+metric_is() { [ "$(metric "$1")" = "$2" ]; }
 # Not grep -q: it would end the pipe early, and journalctl's SIGPIPE fail it.
 said() { journalctl -b -q -o cat -u hwlat-monitor | grep -F "$1" >/dev/null; }
 write_conf() { printf '%s\n' "# written by tests/vm/guest/monitor.sh" "$@" >"$conf"; }
@@ -162,6 +163,44 @@ else
 fi
 mode=$(stat -c %a "$prom" 2>/dev/null)
 is "$mode" 644 "the file is 0644 for node-exporter"
+
+# 2b. SMIs are counted whole, not sampled: the monitor reads MSR_SMI_COUNT
+# of its SMI CPU at each interval's end, so SMIs raised between two widths
+# count as fully as those inside one. SMIS SMIs are raised on that CPU
+# through the APM control port (0xb2; the firmware enters SMM on the
+# raising CPU), 20 ms apart (closer ones can merge); the summaries that
+# follow must add exactly SMIS, the Prometheus counter too. A TCG guest
+# takes no SMI of its own: before the raise the intervals counted none.
+smi_sum() {
+	journalctl --sync 2>/dev/null
+	journalctl -b -o json MESSAGE_ID="$INTERVAL_ID" _SYSTEMD_UNIT=hwlat-monitor.service | python3 -c '
+import json, sys
+print(sum(int(json.loads(l).get("HWLAT_SMI_TOTAL", 0)) for l in sys.stdin if l.strip()))'
+}
+raise_smis() { # raise_smis CPU N
+	taskset -c "$1" python3 -c '
+import os, sys, time
+fd = os.open("/dev/port", os.O_WRONLY)
+for _ in range(int(sys.argv[1])):
+    os.pwrite(fd, b"\0", 0xb2)
+    time.sleep(0.02)' "$2"
+}
+SMIS=25
+smi_cpu=$(field HWLAT_SMI_CPU)
+if [ -n "$smi_cpu" ] && [ -n "$(field HWLAT_SMI_TOTAL)" ]; then
+	k=$(intervals)
+	s0=$(smi_sum)
+	check "raise $SMIS SMIs on CPU $smi_cpu, the monitor's SMI CPU (APM port 0xb2)" raise_smis "$smi_cpu" "$SMIS"
+	wait_for 60 intervals_at_least $((k + 1)) || true
+	s1=$(smi_sum)
+	# The metrics file is rewritten just after the summary is journaled.
+	wait_for 5 metric_is hwlat_smis_total "$s1" || true
+	echo "# SMIs in the summaries: $s0 before the raise, $s1 after; hwlat_smis_total $(metric hwlat_smis_total)"
+	is "$s0 $((s1 - s0)) $(metric hwlat_smis_total)" "0 $SMIS $s1" \
+		"the summaries count none before and exactly the $SMIS raised SMIs after, as does hwlat_smis_total"
+else
+	not_ok "the interval summary names its SMI CPU and count (HWLAT_SMI_CPU '$smi_cpu', HWLAT_SMI_TOTAL '$(field HWLAT_SMI_TOTAL)')"
+fi
 
 # 3. journald restarts: the monitor goes on, the next summary arrives.
 k=$(intervals)
