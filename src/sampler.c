@@ -187,7 +187,12 @@ static void hwlat_reach_begin(struct hwlat_thread *t, u64 deadline_ns)
 
 /*
  * Interrupts off, so the thread stays where it is: true when it is on a CPU
- * of t->target in time. Either way the journey is over.
+ * of t->target in time. Either way the journey is over, and its timeout is
+ * cancelled now: left to expire inside a width longer than HWLAT_REACH_MS,
+ * it would fire as the width ends and wake a kworker, an IPI to another
+ * CPU in every window. cancel_delayed_work() does not wait for a running
+ * timeout, so it is safe here; one that already runs finds the journey
+ * over and does nothing.
  */
 static bool hwlat_reach_end(struct hwlat_thread *t)
 {
@@ -199,6 +204,7 @@ static bool hwlat_reach_end(struct hwlat_thread *t)
 		  cpumask_test_cpu(smp_processor_id(), t->target);
 	t->reach = HWLAT_REACH_NONE;
 	spin_unlock(&t->reach_lock);
+	cancel_delayed_work(&t->reach_work);
 	return arrived;
 }
 

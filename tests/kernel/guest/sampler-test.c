@@ -9,7 +9,10 @@
  *                           could not get onto CPU 1 are counted in
  *                           `skipped`, and CPU 0 is still sampled; a loop of
  *                           a lower priority than the samplers' is
- *                           preempted and its CPU sampled
+ *                           preempted and its CPU sampled. First, with no
+ *                           loop: round-robin's journey timeout never fires
+ *                           for a thread that got there (a kprobe counts
+ *                           it), so no window wakes a kworker elsewhere
  *   sampler-test hotplug    (3 CPUs, nohz_full=2) the same loop on CPU 2 while
  *                           round-robin (CPUs 0 and 2) visits it: CPU 1
  *                           goes offline and online again meanwhile, so no
@@ -210,6 +213,54 @@ static void held_case(const char *mode, const char *cpus, int prio, bool reached
 		diag("sampled \"%s\", skipped \"%s\"", escs(sampled.raw), escs(skipped.raw));
 }
 
+#define TRACING "/sys/kernel/debug/tracing/"
+#define REACH_PROBE "hwlat_lab_reach_timeout"
+
+/*
+ * Round-robin with 100 ms widths, twice the journey's bound (HWLAT_REACH_MS,
+ * 50 ms), on CPUs no task holds, for 3 s: the journey's timeout
+ * (hwlat_reach_timeout(), counted by a kprobe) must not run, unless a
+ * window was skipped (a journey that really took too long). A timeout left
+ * pending through the width fires as it ends and wakes a kworker on
+ * another CPU: an IPI there in every window.
+ */
+static void test_reach_timeout(void)
+{
+	struct per_cpu sampled, skipped;
+	struct stream_acc a = { 0 };
+	unsigned long long hits = ~0ull;
+	char prof[4096], *line;
+	uint64_t took;
+	int r;
+
+	r = wr_path(TRACING "kprobe_events",
+		    "p:" REACH_PROBE " hwlat_detector:hwlat_reach_timeout\n");
+	if (!r)
+		r = wr_path(TRACING "events/kprobes/" REACH_PROBE "/enable", "1");
+	if (!ok(r == 0, "a kprobe on the module's hwlat_reach_timeout()")) {
+		diag("kprobe_events: %s", strerror(-r));
+		return;
+	}
+	configure("round-robin", 1, HELD_WIDTH, HELD_WINDOW);
+	wr("cpus", "0-1");
+	run_and_disable(&a, 3000, &took, &r);
+	wr_path(TRACING "events/kprobes/" REACH_PROBE "/enable", "0");
+	read_per_cpu("sampled", &sampled);
+	read_per_cpu("skipped", &skipped);
+	if (rd_path(TRACING "kprobe_profile", prof, sizeof(prof)) > 0) {
+		line = strstr(prof, REACH_PROBE);
+		if (line)
+			hits = strtoull(line + strlen(REACH_PROBE), NULL, 10);
+	}
+	if (!ok(r == 0 && sampled.v[0] > 0 && sampled.v[1] > 0 &&
+		(hits == 0 || (hits != ~0ull && skipped.v[0] + skipped.v[1] > 0)),
+		"round-robin, 100 ms widths on free CPUs: the journey's timeout ran %llu times "
+		"(0 unless a window was skipped)", hits))
+		diag("sampled \"%s\", skipped \"%s\", kprobe_profile \"%s\"", escs(sampled.raw),
+		     escs(skipped.raw), escs(prof));
+	wr_path(TRACING "kprobe_events", "-:" REACH_PROBE "\n");
+}
+
 static void test_held(void)
 {
 	int below;
@@ -218,6 +269,7 @@ static void test_held(void)
 		diag("one CPU only: a held CPU not tested");
 		return;
 	}
+	test_reach_timeout();
 	held_case("round-robin", "0-1", 99, false);
 	held_case("per-cpu", "0-1", 99, false);
 	held_case("none", "1", 99, false);
