@@ -50,8 +50,12 @@ struct hwlat_thread {
 	u64 width_end_ns;		/* when the last width (or try) ended */
 	bool stopping;			/* finish the width, then wait for stop */
 	struct completion done;		/* left its loop: kthread_stop() is quick */
-	/* round-robin: getting onto the next CPU (hwlat_reach_*()) */
-	spinlock_t reach_lock;
+	/*
+	 * round-robin: getting onto the next CPU (hwlat_reach_*()). A raw lock:
+	 * hwlat_reach_end() takes it with interrupts off, where PREEMPT_RT's
+	 * sleeping spinlock_t must not be taken (contended, it would schedule).
+	 */
+	raw_spinlock_t reach_lock;
 	enum hwlat_reach reach;
 	u64 reach_deadline_ns;
 	struct delayed_work reach_work;
@@ -157,14 +161,14 @@ static void hwlat_reach_timeout(struct work_struct *work)
 	unsigned long delay = msecs_to_jiffies(HWLAT_RELEASE_MS);
 	bool release, again;
 
-	spin_lock_irq(&t->reach_lock);
+	raw_spin_lock_irq(&t->reach_lock);
 	if (t->reach == HWLAT_REACH_TRANSIT && now < t->reach_deadline_ns)
 		delay = nsecs_to_jiffies(t->reach_deadline_ns - now) + 1;
 	else if (t->reach == HWLAT_REACH_TRANSIT)
 		t->reach = HWLAT_REACH_ABANDONED;
 	release = t->reach == HWLAT_REACH_ABANDONED;
 	again = t->reach != HWLAT_REACH_NONE;
-	spin_unlock_irq(&t->reach_lock);
+	raw_spin_unlock_irq(&t->reach_lock);
 	if (release)
 		hwlat_release(t);
 	if (again)
@@ -176,10 +180,10 @@ static void hwlat_reach_begin(struct hwlat_thread *t, u64 deadline_ns)
 {
 	u64 now = hwlat_mono_ns();
 
-	spin_lock_irq(&t->reach_lock);
+	raw_spin_lock_irq(&t->reach_lock);
 	t->reach = HWLAT_REACH_TRANSIT;
 	t->reach_deadline_ns = deadline_ns;
-	spin_unlock_irq(&t->reach_lock);
+	raw_spin_unlock_irq(&t->reach_lock);
 	mod_delayed_work(system_unbound_wq, &t->reach_work,
 			 deadline_ns > now ?
 			 nsecs_to_jiffies(deadline_ns - now) + 1 : 0);
@@ -199,11 +203,11 @@ static bool hwlat_reach_end(struct hwlat_thread *t)
 	bool arrived;
 
 	lockdep_assert_irqs_disabled();
-	spin_lock(&t->reach_lock);
+	raw_spin_lock(&t->reach_lock);
 	arrived = t->reach == HWLAT_REACH_TRANSIT &&
 		  cpumask_test_cpu(smp_processor_id(), t->target);
 	t->reach = HWLAT_REACH_NONE;
-	spin_unlock(&t->reach_lock);
+	raw_spin_unlock(&t->reach_lock);
 	cancel_delayed_work(&t->reach_work);
 	return arrived;
 }
@@ -608,7 +612,7 @@ static struct hwlat_thread *hwlat_thread_alloc(enum hwlat_mode mode, int cpu,
 	t->mode = mode;
 	t->cpu = cpu;
 	init_completion(&t->done);
-	spin_lock_init(&t->reach_lock);
+	raw_spin_lock_init(&t->reach_lock);
 	mutex_init(&t->release_lock);
 	INIT_DELAYED_WORK(&t->reach_work, hwlat_reach_timeout);
 	return t;
