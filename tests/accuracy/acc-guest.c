@@ -724,8 +724,14 @@ static int sample(const struct sample_opts *o)
 		fail("opening " DIR "stream: %s", strerror(errno));
 	if (o->trace)
 		tracing = trace_start(o->mode);
-	set("enable", "1");
+	/*
+	 * The windows start at the write: take the time before it. The write
+	 * itself may return a width later, when the first width runs on this
+	 * CPU and preempts us inside it; a start taken after it would shift
+	 * every SMI by that width, into this CPU's widths.
+	 */
 	start = now_ns(CLOCK_MONOTONIC);
+	set("enable", "1");
 	deadline = start + o->seconds * 1000000000LL;
 	if (o->smis > 0)
 		next_smi = smi_time(start, deadline, 0, o->smis);
